@@ -1,0 +1,139 @@
+# stmbench - Makefile
+#
+# Options (make VAR=value):
+#   CC=clang|gcc        compiler (default clang; gcc builds it too)
+#   MODE=release|debug  release: -O2 -g (default); debug: -O0 -g3, STM assertions on
+#   SAN=address|undefined|thread   build with that sanitizer (tests only make sense
+#                       with address/undefined; the STM's %gs tricks confuse thread)
+#   BUILD=dir           output folder (default build/)
+#   V=1                 show full compiler command lines
+#
+# Targets:
+#   make            build/stmbench, the libraries and the tests
+#   make test       unit, protocol and stress tests (short); ends with "N passed, M failed"
+#   make bench      the sweep into results/latest/ (BENCH_DURATION BENCH_REPEAT
+#                   BENCH_THREADS BENCH_RUNTIMES BENCH_WORKLOADS)
+#   make stress     long randomized + chaos stress of every runtime (minutes)
+#   make plots      redraw figures from results/latest/*.csv
+#   make micro      google-benchmark micro-benchmarks (C++ shim over the C runtime)
+#   make regress    quick bench compared with results/baseline/
+#   make fuzz       libFuzzer target for the interp assembler (clang only)
+#   make deps       check (and as root install) the Debian packages needed
+#   make clean
+#
+# Layout of the build: every workload in workloads/<w>.c is compiled once per runtime
+# in RUNTIMES_GENERIC with -DSYNC_RT_<RT> (build/obj/<rt>/workloads/<w>.o), and its
+# workloads/<w>_locks.c variant once with -DSYNC_RT_LOCKS. Everything else once.
+
+ifeq ($(origin CC),default)
+CC := clang
+endif
+ifeq ($(origin CXX),default)
+CXX := $(if $(findstring clang,$(CC)),clang++,g++)
+endif
+MODE ?= release
+SAN ?=
+BUILD ?= build
+Q := $(if $(V),,@)
+
+ifeq ($(MODE),release)
+OPTFLAGS := -O2 -g
+else ifeq ($(MODE),debug)
+OPTFLAGS := -O0 -g3 -DSTM_DEBUG=1
+else
+$(error MODE must be release or debug, not '$(MODE)')
+endif
+ifneq ($(SAN),)
+ifeq ($(filter $(SAN),address undefined thread),)
+$(error SAN must be address, undefined or thread, not '$(SAN)')
+endif
+SANFLAGS := -fsanitize=$(SAN) -fno-omit-frame-pointer
+endif
+
+WARN := -Wall -Wextra -Werror -Wno-unused-parameter
+CPPFLAGS += -I. -D_GNU_SOURCE
+CFLAGS += -std=gnu11 $(WARN) $(OPTFLAGS) $(SANFLAGS) -pthread -MMD -MP
+CXXFLAGS += -std=c++17 -Wall -Wextra -Werror $(OPTFLAGS) $(SANFLAGS) -pthread -MMD -MP
+LDFLAGS += $(SANFLAGS) -pthread
+LDLIBS += -lhwloc -lm
+
+RUNTIMES_GENERIC := seq mutex gil stm
+WL_SRCS := $(filter-out %_locks.c,$(wildcard workloads/*.c))
+WL_LOCKS_SRCS := $(wildcard workloads/*_locks.c)
+COMMON_SRCS := $(wildcard runtime/*.c runtime/*/*.c workloads/lib/*.c) \
+               $(filter-out harness/main.c,$(wildcard harness/*.c))
+
+WL_OBJS := $(foreach rt,$(RUNTIMES_GENERIC),$(patsubst %.c,$(BUILD)/obj/$(rt)/%.o,$(WL_SRCS)))
+WL_LOCKS_OBJS := $(patsubst %.c,$(BUILD)/obj/locks/%.o,$(WL_LOCKS_SRCS))
+COMMON_OBJS := $(patsubst %.c,$(BUILD)/obj/common/%.o,$(COMMON_SRCS))
+LIB := $(BUILD)/libstmbench.a
+
+TEST_SRCS := $(wildcard tests/test_*.c)
+TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
+
+.PHONY: all test bench stress plots micro regress fuzz deps clean
+all: $(BUILD)/stmbench $(TEST_BINS)
+
+upper = $(shell echo $(1) | tr a-z A-Z)
+
+define WL_RULE
+$(BUILD)/obj/$(1)/%.o: %.c
+	@mkdir -p $$(dir $$@)
+	$$(if $$(V),,@echo "  CC[$(1)] $$<")
+	$(Q)$$(CC) $$(CPPFLAGS) -DSYNC_RT_$(call upper,$(1)) $$(CFLAGS) -c $$< -o $$@
+endef
+$(foreach rt,$(RUNTIMES_GENERIC) locks,$(eval $(call WL_RULE,$(rt))))
+
+$(BUILD)/obj/common/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(if $(V),,@echo "  CC $<")
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(LIB): $(WL_OBJS) $(WL_LOCKS_OBJS) $(COMMON_OBJS)
+	@mkdir -p $(dir $@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/stmbench: $(BUILD)/obj/common/harness/main.o $(LIB)
+	$(if $(V),,@echo "  LD $@")
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+# Tests: each tests/test_<x>.c is one cmocka program. A test file that needs a
+# runtime's barriers defines SYNC_RT_<RT> itself before including runtime/sync.h.
+$(BUILD)/tests/%: tests/%.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(if $(V),,@echo "  TEST-CC $<")
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $< $(LIB) $(LDFLAGS) $(LDLIBS) -lcmocka -o $@
+
+deps:
+	@scripts/deps.sh
+
+test: deps
+	@$(MAKE) --no-print-directory all
+	@scripts/run-tests.sh $(BUILD)
+
+bench: deps
+	@$(MAKE) --no-print-directory all
+	@scripts/bench.sh
+
+stress: deps
+	@$(MAKE) --no-print-directory all
+	@scripts/stress.sh $(BUILD)
+
+plots:
+	@scripts/plots.sh results/latest
+
+micro: deps
+	@$(MAKE) --no-print-directory all
+	@scripts/micro.sh $(BUILD)
+
+regress: deps
+	@$(MAKE) --no-print-directory all
+	@scripts/regress-run.sh
+
+fuzz:
+	@scripts/fuzz.sh $(BUILD)
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

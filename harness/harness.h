@@ -1,0 +1,12 @@
+/*
+ * harness/harness.h - the harness as a library, so tests can drive it in-process.
+ */
+#ifndef HARNESS_H
+#define HARNESS_H
+
+/* The whole CLI of SPEC.md: parses argv, runs, writes results. Returns the process
+ * exit status (0 ok, 1 a check failed, 2 bad usage or input, 3 setup failed).
+ * Safe to call several times in one process (tests do). */
+int stmbench_main(int argc, char **argv);
+
+#endif

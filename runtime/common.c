@@ -1,0 +1,103 @@
+/* runtime/common.c - the histogram and statistics helpers of common.h. */
+#include "runtime/common.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void lat_merge(struct lat_hist *into, const struct lat_hist *from)
+{
+    into->count += from->count;
+    into->sum_ns += from->sum_ns;
+    if (from->max_ns > into->max_ns)
+        into->max_ns = from->max_ns;
+    for (unsigned i = 0; i < LAT_NBUCKETS; i++)
+        into->bucket[i] += from->bucket[i];
+}
+
+uint64_t lat_bucket_low(unsigned b)
+{
+    if (b < LAT_SUB)
+        return b;
+    unsigned msb = b / LAT_SUB + LAT_SUB_BITS - 1;
+    uint64_t sub = b % LAT_SUB;
+    return (1ull << msb) | (sub << (msb - LAT_SUB_BITS));
+}
+
+uint64_t lat_quantile(const struct lat_hist *h, double q)
+{
+    if (h->count == 0)
+        return 0;
+    if (q <= 0)
+        q = 1e-9;
+    if (q > 1)
+        q = 1;
+    uint64_t rank = (uint64_t)(q * (double)h->count + 0.999999);
+    if (rank == 0)
+        rank = 1;
+    uint64_t seen = 0;
+    for (unsigned i = 0; i < LAT_NBUCKETS; i++) {
+        seen += h->bucket[i];
+        if (seen >= rank)
+            return lat_bucket_low(i);
+    }
+    return h->max_ns;
+}
+
+const char *sync_abort_kind_name(enum sync_abort_kind k)
+{
+    switch (k) {
+    case SYNC_ABORT_WRITE_WRITE: return "write-write";
+    case SYNC_ABORT_READ_WRITE: return "read-write";
+    case SYNC_ABORT_INEVITABLE: return "inevitable";
+    default: return "other";
+    }
+}
+
+void sync_stats_reset(struct sync_stats *s)
+{
+    free(s->conflicts);
+    memset(s, 0, sizeof *s);
+}
+
+void sync_stats_free(struct sync_stats *s)
+{
+    free(s->conflicts);
+    s->conflicts = NULL;
+    s->nconflicts = s->conflicts_cap = 0;
+}
+
+void sync_stats_add_conflict(struct sync_stats *s, const struct sync_conflict *c)
+{
+    if (s->nconflicts == s->conflicts_cap) {
+        size_t cap = s->conflicts_cap ? s->conflicts_cap * 2 : 256;
+        struct sync_conflict *n = realloc(s->conflicts, cap * sizeof *n);
+        if (!n)
+            return;
+        s->conflicts = n;
+        s->conflicts_cap = cap;
+    }
+    s->conflicts[s->nconflicts++] = *c;
+}
+
+void sync_stats_merge(struct sync_stats *into, struct sync_stats *from)
+{
+    into->commits += from->commits;
+    for (int k = 0; k < SYNC_ABORT_NKINDS; k++)
+        into->aborts[k] += from->aborts[k];
+    into->unshared_pages += from->unshared_pages;
+    into->inevitable += from->inevitable;
+    into->gil_handoffs += from->gil_handoffs;
+    into->gil_wait_ns += from->gil_wait_ns;
+    lat_merge(&into->commit_hist, &from->commit_hist);
+    for (size_t i = 0; i < from->nconflicts; i++)
+        sync_stats_add_conflict(into, &from->conflicts[i]);
+    sync_stats_free(from);
+}
+
+uint64_t sync_stats_aborts(const struct sync_stats *s)
+{
+    uint64_t n = 0;
+    for (int k = 0; k < SYNC_ABORT_NKINDS; k++)
+        n += s->aborts[k];
+    return n;
+}

@@ -1,0 +1,128 @@
+/*
+ * runtime/common.h - helpers shared by every runtime, the workloads and the harness:
+ * branch hints, cache-line padding, the monotonic clock, a log-linear latency
+ * histogram, and the per-thread statistics record every runtime fills in.
+ *
+ * Nothing here synchronises: a `struct sync_stats` belongs to one thread while it
+ * runs and is handed to the harness (by copy) when the thread leaves the runtime.
+ */
+#ifndef SYNC_COMMON_H
+#define SYNC_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#define SYNC_LIKELY(x) __builtin_expect(!!(x), 1)
+#define SYNC_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define SYNC_CACHELINE 64
+#define SYNC_CL_ALIGNED __attribute__((aligned(SYNC_CACHELINE)))
+#define SYNC_NOINLINE __attribute__((noinline))
+#define SYNC_INLINE static inline __attribute__((always_inline))
+/* A compiler barrier: no memory access moves across it at compile time. */
+#define SYNC_COMPILER_BARRIER() __asm__ __volatile__("" ::: "memory")
+
+/* The header every shared object starts with (SYNC_OBJECT_HEADER), the same 8 bytes
+ * in every runtime so that all of them run one object layout. Only the STM uses the
+ * fields (write-barrier flag, object size); elsewhere `size` is informational. */
+struct sync_hdr {
+    uint32_t flags;
+    uint32_t size;
+};
+
+/* Monotonic nanoseconds (vDSO clock_gettime: no system call). */
+static inline uint64_t sync_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Log-linear histogram of nanosecond latencies: values below 16 get a bucket each;
+ * above, each power of two is split into 16 sub-buckets (relative error < 6.25%).
+ * Fixed size, no allocation, mergeable by addition.
+ */
+#define LAT_SUB_BITS 4
+#define LAT_SUB (1u << LAT_SUB_BITS)
+#define LAT_NBUCKETS ((64 - LAT_SUB_BITS + 1) * LAT_SUB)
+
+struct lat_hist {
+    uint64_t count;
+    uint64_t sum_ns;
+    uint64_t max_ns;
+    uint32_t bucket[LAT_NBUCKETS];
+};
+
+static inline unsigned lat_bucket(uint64_t ns)
+{
+    if (ns < LAT_SUB)
+        return (unsigned)ns;
+    unsigned msb = 63u - (unsigned)__builtin_clzll(ns);           /* >= LAT_SUB_BITS */
+    unsigned sub = (unsigned)(ns >> (msb - LAT_SUB_BITS)) & (LAT_SUB - 1);
+    return (msb - LAT_SUB_BITS + 1) * LAT_SUB + sub;
+}
+
+static inline void lat_add(struct lat_hist *h, uint64_t ns)
+{
+    h->count++;
+    h->sum_ns += ns;
+    if (ns > h->max_ns)
+        h->max_ns = ns;
+    h->bucket[lat_bucket(ns)]++;
+}
+
+void lat_merge(struct lat_hist *into, const struct lat_hist *from);
+/* The value at quantile q (0 < q <= 1): the lower bound of the bucket holding it,
+ * 0 when the histogram is empty. */
+uint64_t lat_quantile(const struct lat_hist *h, double q);
+/* Lower bound of bucket b (exposed for tests). */
+uint64_t lat_bucket_low(unsigned b);
+
+/* Why an atomic block attempt was thrown away (the CSV's abort columns). */
+enum sync_abort_kind {
+    SYNC_ABORT_WRITE_WRITE = 0, /* another transaction owns an object we want to write */
+    SYNC_ABORT_READ_WRITE,      /* something we read was changed by a commit */
+    SYNC_ABORT_INEVITABLE,      /* an inevitable transaction needed what we held */
+    SYNC_ABORT_OTHER,           /* explicit retry, chaos, anything else */
+    SYNC_ABORT_NKINDS
+};
+const char *sync_abort_kind_name(enum sync_abort_kind k);
+
+/* One row of the conflict log (SPEC.md `--conflicts`). */
+struct sync_conflict {
+    uint64_t t_ns;       /* when, since the runtime was initialised */
+    int32_t thread;      /* the thread whose attempt was thrown away */
+    int32_t other;       /* the thread it conflicted with, -1 when unknown */
+    uint32_t kind;       /* enum sync_abort_kind */
+    uint64_t object;     /* segment offset of the object, 0 when none */
+    uint64_t page;       /* object / 4096 */
+    const char *site;    /* the atomic block's label (static string) */
+    uint64_t wasted_ns;  /* time of the thrown-away attempt */
+};
+
+/* Counters a runtime keeps per thread; harness merges them after the run. */
+struct sync_stats {
+    uint64_t commits;                     /* outermost atomic blocks completed */
+    uint64_t aborts[SYNC_ABORT_NKINDS];   /* attempts thrown away, by reason */
+    uint64_t unshared_pages;              /* STM page privatisations */
+    uint64_t inevitable;                  /* STM transactions that became inevitable */
+    uint64_t gil_handoffs;                /* GIL: times this thread took the GIL from a dropper */
+    uint64_t gil_wait_ns;                 /* GIL: time spent waiting to take it */
+    struct lat_hist commit_hist;          /* sampled commit-step latency */
+    struct sync_conflict *conflicts;      /* malloc'ed; owner frees with sync_stats_free */
+    size_t nconflicts, conflicts_cap;
+};
+
+void sync_stats_reset(struct sync_stats *s);
+/* Adds counters and histograms of `from` into `into`; moves the conflict rows. */
+void sync_stats_merge(struct sync_stats *into, struct sync_stats *from);
+void sync_stats_free(struct sync_stats *s);
+/* Appends one conflict row (drops it silently if memory runs out: statistics only). */
+void sync_stats_add_conflict(struct sync_stats *s, const struct sync_conflict *c);
+uint64_t sync_stats_aborts(const struct sync_stats *s);
+
+/* Commit latency is timed on one commit in SYNC_COMMIT_SAMPLE (a power of two). */
+#define SYNC_COMMIT_SAMPLE 16
+
+#endif

@@ -1,0 +1,56 @@
+/*
+ * runtime/gil/sync_gil.h - a CPython-style (3.2+) global interpreter lock.
+ *
+ * A thread holds the GIL from thread_enter to thread_exit, except at a sync_tick()
+ * where it gives it away: a thread that has waited a whole switch interval sets
+ * gil_drop_request; the holder sees it at its next tick outside any atomic block,
+ * releases, and waits until another thread has taken the GIL (forced switching: it
+ * cannot re-grab it first). An atomic block never releases the GIL (`with atomic:`).
+ */
+#ifndef SYNC_GIL_H
+#define SYNC_GIL_H
+
+#include "runtime/plain_heap.h"
+#include "runtime/common.h"
+
+#include <stdatomic.h>
+
+#define SYNC_RT_NAME "gil"
+
+struct gil_tls {
+    int depth;        /* atomic-block nesting; the GIL is never dropped while > 0 */
+    int holding;      /* this thread holds the GIL */
+    struct sync_stats stats;
+};
+extern __thread struct gil_tls gil_self;
+/* Set (relaxed is enough: it is a hint re-checked under the GIL's mutex) by a waiter
+ * whose switch interval expired; cleared by the thread that takes the GIL. */
+extern atomic_int gil_drop_request;
+/* Slow path of sync_tick(): drop the GIL, wait until another thread took it, retake it. */
+void _gil_yield(void);
+
+SYNC_INLINE int _gil_begin(void)
+{
+    gil_self.depth++;
+    return 1;
+}
+
+SYNC_INLINE int _gil_end(void)
+{
+    if (--gil_self.depth == 0)
+        gil_self.stats.commits++;
+    return 0;
+}
+
+#define SYNC_ATOMIC(site) \
+    for (int _sync_once = ((void)(site), _gil_begin()); _sync_once; _sync_once = _gil_end())
+/* relaxed: a stale 0 only delays the hand-off to the next tick. */
+#define sync_tick()                                                                        \
+    do {                                                                                   \
+        if (SYNC_UNLIKELY(atomic_load_explicit(&gil_drop_request, memory_order_relaxed)) && \
+            gil_self.depth == 0)                                                           \
+            _gil_yield();                                                                  \
+    } while (0)
+#define sync_inevitable() ((void)0)
+
+#endif

@@ -1,0 +1,52 @@
+/*
+ * runtime/plain_rt.c - descriptors of the runtimes with nothing to set up per thread
+ * (seq and locks), and the runtime table the harness looks names up in.
+ */
+#include "runtime/sync.h"
+
+#include <string.h>
+
+static int plain_init(const struct sync_config *cfg, char *err, size_t errlen)
+{
+    (void)cfg; (void)err; (void)errlen;
+    return 0;
+}
+static void plain_fini(void) {}
+static int plain_enter(int tid, char *err, size_t errlen)
+{
+    (void)tid; (void)err; (void)errlen;
+    return 0;
+}
+static void plain_exit(struct sync_stats *out)
+{
+    (void)out;
+}
+
+const struct sync_runtime sync_runtime_seq = {
+    .name = "seq",
+    .summary = "no synchronisation: plain loads and stores, 1 thread only (the baseline)",
+    .max_threads = 1,
+    .init = plain_init, .fini = plain_fini,
+    .thread_enter = plain_enter, .thread_exit = plain_exit,
+};
+
+const struct sync_runtime sync_runtime_locks = {
+    .name = "locks",
+    .summary = "the workload's own fine-grained locks (per account, bucket, node, object)",
+    .max_threads = 0,
+    .init = plain_init, .fini = plain_fini,
+    .thread_enter = plain_enter, .thread_exit = plain_exit,
+};
+
+const struct sync_runtime *const sync_runtimes[] = {
+    &sync_runtime_seq, &sync_runtime_mutex, &sync_runtime_gil,
+    &sync_runtime_locks, &sync_runtime_stm, NULL,
+};
+
+const struct sync_runtime *sync_runtime_find(const char *name)
+{
+    for (int i = 0; sync_runtimes[i]; i++)
+        if (strcmp(sync_runtimes[i]->name, name) == 0)
+            return sync_runtimes[i];
+    return NULL;
+}

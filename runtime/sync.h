@@ -1,0 +1,105 @@
+/*
+ * runtime/sync.h - the one synchronisation interface every workload is written against.
+ *
+ * A workload file is compiled once per runtime with exactly one of
+ *   SYNC_RT_SEQ  SYNC_RT_MUTEX  SYNC_RT_GIL  SYNC_RT_LOCKS  SYNC_RT_STM
+ * defined (the Makefile passes -DSYNC_RT_<NAME>); this header then includes that
+ * runtime's inline fast paths, so barriers inline and `seq` compiles to plain loads
+ * and stores. There is no function pointer on the hot path.
+ *
+ * What a runtime header defines (the contract; names are the same everywhere):
+ *
+ *   SYNC_OBJECT_HEADER        first member of every object that lives in the shared heap
+ *                             (8 bytes in every runtime, so layouts are identical; the
+ *                             STM keeps its write-barrier flag and the object size there)
+ *   SYNC_REF(T)               a reference to a shared object of type T: a %gs-relative
+ *                             pointer under stm, a plain pointer elsewhere. `->` works.
+ *   SYNC_NULL                 the null reference (compare refs with == and !=)
+ *   SYNC_REF_ID(r)            the reference as an integer (hashing, conflict log)
+ *   SYNC_READ(r)              read barrier: call before reading fields of *r in a block
+ *   SYNC_WRITE(r)             write barrier: call before writing fields of *r (implies a
+ *                             read); objects allocated in the running block need none
+ *   SYNC_ATOMIC(site) { ... } an atomic block, lexically scoped. `site` is a static
+ *                             string naming the block in the conflict log. Blocks nest
+ *                             (an inner block joins the outer one). Under stm the block
+ *                             may run several times: locals declared outside it and
+ *                             changed inside are not rolled back, and `return`, `goto`
+ *                             or `break` out of the block are forbidden.
+ *   SYNC_ALLOC(T)             a new zeroed object of type T (header initialised), as SYNC_REF(T);
+ *                             inside a block under stm it disappears if the block aborts
+ *   SYNC_FREE(r)              frees an object (inside a block): takes effect when the block
+ *                             commits; under stm reused only when no transaction can still
+ *                             read it
+ *   sync_tick()               a safe point between blocks: where a GIL holder lets a
+ *                             waiting thread in; a no-op elsewhere
+ *   sync_inevitable()         inside a block: from here on the block cannot be rolled back
+ *                             (for I/O); a no-op in runtimes that never roll back
+ *
+ * Each runtime also exports a `struct sync_runtime` descriptor for the harness
+ * (initialisation, thread enter/exit, statistics): called once per thread, never per op.
+ */
+#ifndef SYNC_H
+#define SYNC_H
+
+#include "runtime/common.h"
+
+#include <stdbool.h>
+
+/* Configuration the harness passes to a runtime's init. */
+struct sync_config {
+    int nthreads;          /* worker threads that will enter (each gets its own slot/segment) */
+    uint64_t seed;         /* for runtimes with randomness (STM chaos mode) */
+    uint64_t heap_bytes;   /* STM: size of the shared heap per segment (0 = default) */
+    uint64_t gil_interval_us; /* GIL: switch interval (0 = default 5000 us, as CPython) */
+};
+
+/* The per-runtime descriptor the harness drives (cold path only). */
+struct sync_runtime {
+    const char *name;
+    const char *summary;
+    int max_threads;       /* 1 for seq; 0 = no limit beyond the runtime's own checks */
+    /* 0 on success; otherwise writes the reason to err and returns -1 (exit status 3). */
+    int (*init)(const struct sync_config *cfg, char *err, size_t errlen);
+    void (*fini)(void);
+    /* Called by each thread before it touches shared data; tid in [0, nthreads). The
+     * harness's main thread enters as tid 0 for setup and checks, while no worker runs. */
+    int (*thread_enter)(int tid, char *err, size_t errlen);
+    /* Called when the thread is done; moves its statistics into *out (may be NULL). */
+    void (*thread_exit)(struct sync_stats *out);
+};
+
+extern const struct sync_runtime sync_runtime_seq;
+extern const struct sync_runtime sync_runtime_mutex;
+extern const struct sync_runtime sync_runtime_gil;
+extern const struct sync_runtime sync_runtime_locks;
+extern const struct sync_runtime sync_runtime_stm;
+
+/* The runtimes, in SPEC.md order, NULL-terminated; and lookup by name. */
+extern const struct sync_runtime *const sync_runtimes[];
+const struct sync_runtime *sync_runtime_find(const char *name);
+
+#if defined(SYNC_RT_SEQ) + defined(SYNC_RT_MUTEX) + defined(SYNC_RT_GIL) + \
+        defined(SYNC_RT_LOCKS) + defined(SYNC_RT_STM) > 1
+#error "define exactly one SYNC_RT_* before including runtime/sync.h"
+#endif
+
+#if defined(SYNC_RT_SEQ)
+#include "runtime/seq/sync_seq.h"
+#elif defined(SYNC_RT_MUTEX)
+#include "runtime/mutex/sync_mutex.h"
+#elif defined(SYNC_RT_GIL)
+#include "runtime/gil/sync_gil.h"
+#elif defined(SYNC_RT_LOCKS)
+#include "runtime/locks/sync_locks.h"
+#elif defined(SYNC_RT_STM)
+#include "runtime/stm/sync_stm.h"
+#endif
+/* Without SYNC_RT_*: harness and runtime-independent code, descriptors only. */
+
+#ifdef SYNC_RT_NAME
+#ifndef SYNC_ALLOC
+#define SYNC_ALLOC(T) ((SYNC_REF(T))sync_alloc(sizeof(T)))
+#endif
+#endif
+
+#endif

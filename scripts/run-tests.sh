@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# scripts/run-tests.sh BUILD - runs every cmocka test program in BUILD/tests and ends
+# with one summary line "N passed, M failed" (test cases, from cmocka's own counts).
+# Exits non-zero if any test case or program failed.
+set -u
+build=${1:-build}
+passed=0 failed=0 bad_progs=()
+for t in "$build"/tests/test_*; do
+    [ -x "$t" ] || continue
+    name=$(basename "$t")
+    log=$(mktemp)
+    echo "=== $name"
+    timeout 600 "$t" >"$log" 2>&1
+    rc=$?
+    cat "$log"
+    p=$(grep -E '^\[  PASSED  \] [0-9]+ test' "$log" | awk '{s+=$4} END {print s+0}')
+    f=$(grep -E '^\[  FAILED  \] [0-9]+ test' "$log" | awk '{s+=$4} END {print s+0}')
+    passed=$((passed + p)); failed=$((failed + f))
+    if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then
+        failed=$((failed + 1)); bad_progs+=("$name (exit $rc)")
+    fi
+    rm -f "$log"
+done
+for b in "${bad_progs[@]+"${bad_progs[@]}"}"; do echo "program failed: $b"; done
+echo "tests: $passed passed, $failed failed"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
