@@ -84,6 +84,11 @@ $(BUILD)/obj/$(1)/%.o: %.c
 endef
 $(foreach rt,$(RUNTIMES_GENERIC) locks,$(eval $(call WL_RULE,$(rt))))
 
+# The harness records the build's git revision and flags in its results.
+GIT_REV := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD -- 2>/dev/null || echo -dirty)
+$(BUILD)/obj/common/harness/%.o: CPPFLAGS += -DSTMBENCH_GIT_REV='"$(GIT_REV)"' \
+	-DSTMBENCH_CFLAGS='"$(CC) $(strip $(CFLAGS))"'
+
 $(BUILD)/obj/common/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(if $(V),,@echo "  CC $<")
@@ -93,16 +98,20 @@ $(LIB): $(WL_OBJS) $(WL_LOCKS_OBJS) $(COMMON_OBJS)
 	@mkdir -p $(dir $@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
+# Whole archive: the harness's workload registry refers to the workload copies by weak
+# symbols, which would not pull archive members in by themselves.
+WHOLE_LIB = -Wl,--whole-archive $(LIB) -Wl,--no-whole-archive
+
 $(BUILD)/stmbench: $(BUILD)/obj/common/harness/main.o $(LIB)
 	$(if $(V),,@echo "  LD $@")
-	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	$(Q)$(CC) $(LDFLAGS) $< $(WHOLE_LIB) $(LDLIBS) -o $@
 
 # Tests: each tests/test_<x>.c is one cmocka program. A test file that needs a
 # runtime's barriers defines SYNC_RT_<RT> itself before including runtime/sync.h.
 $(BUILD)/tests/%: tests/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(if $(V),,@echo "  TEST-CC $<")
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $< $(LIB) $(LDFLAGS) $(LDLIBS) -lcmocka -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $< $(WHOLE_LIB) $(LDFLAGS) $(LDLIBS) -lcmocka -o $@
 
 deps:
 	@scripts/deps.sh
