@@ -82,7 +82,9 @@ struct workload {
 
 #define WL_CAT_(a, b) a##__##b
 #define WL_CAT(a, b) WL_CAT_(a, b)
-/* Declares `const struct workload <name>__<runtime>` for the runtime being compiled. */
+/* Declares `const struct workload <name>__<runtime>`: in a workload file write
+ *   WORKLOAD_EXPORT(bank, SYNC_RT_ID) = { .name = "bank", .runtime = SYNC_RT_NAME, ... };
+ * SYNC_RT_ID is the runtime's name as a token (seq, mutex, gil, locks, stm). */
 #define WORKLOAD_EXPORT(wname, rtname) const struct workload WL_CAT(wname, rtname)
 
 /* xorshift64*: fast per-thread randomness for op mixes. */

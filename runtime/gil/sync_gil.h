@@ -16,6 +16,7 @@
 #include <stdatomic.h>
 
 #define SYNC_RT_NAME "gil"
+#define SYNC_RT_ID gil
 
 struct gil_tls {
     int depth;        /* atomic-block nesting; the GIL is never dropped while > 0 */

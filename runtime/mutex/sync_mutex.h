@@ -11,6 +11,7 @@
 #include <pthread.h>
 
 #define SYNC_RT_NAME "mutex"
+#define SYNC_RT_ID mutex
 
 struct mutex_tls {
     int depth;

@@ -9,6 +9,7 @@
 #include "runtime/plain_heap.h"
 
 #define SYNC_RT_NAME "seq"
+#define SYNC_RT_ID seq
 #define SYNC_ATOMIC(site) for (int _sync_once = ((void)(site), 1); _sync_once; _sync_once = 0)
 #define sync_tick() ((void)0)
 #define sync_inevitable() ((void)0)

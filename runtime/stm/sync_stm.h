@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #define SYNC_RT_NAME "stm"
+#define SYNC_RT_ID stm
 
 /* Header flag: "this object has not been written by the running transaction of the
  * thread whose segment this copy lives in". Set on every committed copy. */
