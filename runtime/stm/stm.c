@@ -1,21 +1,1003 @@
-/* runtime/stm/stm.c - TEMPORARY placeholder while the STM is being written: init fails. */
+/*
+ * runtime/stm/stm.c - the page-based STM: segments, page sharing and unsharing,
+ * write ownership, commit log, validation, abort and retry, inevitability, allocation.
+ * The protocol, with its reasoning, is in runtime/stm/DESIGN.md; this is the summary.
+ *
+ * Memory. One reservation holds nseg+1 segments of SEG bytes each. A segment is a
+ * read-marker area (RM bytes, private anonymous memory, one marker byte per 16 heap
+ * bytes, at %gs:(offset >> 4)) followed by the heap (HEAP bytes) backed by a memfd.
+ * Segment 0's heap is the committed state (file range 0). Segment s >= 1 belongs to
+ * thread tid s-1; its %gs base is the segment's start, so a reference (an offset)
+ * reaches the thread's own copy. A heap page of segment s is either
+ *   SHARED   mapped read-only onto segment 0's file page (same physical page), or
+ *   PRIVATE  mapped read-write onto segment s's own file page (unshared).
+ *
+ * Invariants (all page-state and segment-0 changes happen under commit_lock):
+ *  I1 (own hand) A thread's view of the heap changes only by its own actions: its
+ *     writes, its imports of the commit log, and content-preserving remaps. So a
+ *     transaction reads one consistent snapshot (revision me->rev): opacity, with no
+ *     fence in the read barrier.
+ *  I2 (sharing) While page p is SHARED in an active segment s, no commit has changed
+ *     p since s last reset, so segment 0's p equals s's view of p. A committer keeps
+ *     I2 by unsharing p in every active segment that shares it (copying segment 0's
+ *     p, still pre-commit, into the segment's file page, then remapping) BEFORE it
+ *     writes segment 0's p. `all_private[p]` caches "no active segment shares p".
+ *  I3 (ownership) At most one transaction owns an object for writing: wlocks[o>>4]
+ *     holds owner (segment index, 0 = none) | rev << 16, where rev is the revision of
+ *     the last commit that wrote the object. A writer acquires ownership with a CAS
+ *     and keeps it until its commit published the object, or its abort restored it.
+ *  I4 (log) Entries are appended under commit_lock in revision order; a thread at
+ *     revision r has imported exactly the entries <= r. An entry is freed only when
+ *     every active thread's rev is past it (the entry equal to the minimum is kept,
+ *     for its `next`).
+ *  I5 (validation) A commit, and becoming inevitable, import every entry after
+ *     me->rev first; an entry that wrote an object whose read marker holds the
+ *     running read version aborts the transaction (read-write conflict). A write
+ *     implies a read, so a written object is always validated.
+ *  I6 (inevitable) At most one inevitable transaction; while it runs no other
+ *     transaction commits (they wait at commit, abortable), so it never needs to abort.
+ *     It takes ownership from others by asking them to abort (abort_request).
+ *  I7 (memory reuse) An object freed by a commit at revision R is reused only once
+ *     every active thread's rev >= R: no running transaction can still reach it.
+ */
 #include "runtime/stm/sync_stm.h"
 #include "runtime/sync.h"
+
+#include <asm/prctl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <x86intrin.h>
+
+#include "runtime/stm/stm_internal.h"
+
+#define PAGE 4096ul
+#define CHUNK (64 * 1024ul)           /* bump-allocation chunk per thread */
+#define NCLASSES 33                   /* size classes of 16..512 bytes for reuse */
+#define INEVITABLE_AFTER 8            /* consecutive aborts before going inevitable */
+#define LOG_GC_EVERY 32               /* commits between log garbage collections */
+#define MAX_SEGMENTS 4096
+
+enum { PS_SHARED = 0, PS_PRIVATE = 1 };
+
 __thread struct stm_tls stm_self;
-int _stm_begin(const char *site) { (void)site; stm_self.depth = 1; return 1; }
-void _stm_commit(void) { stm_self.depth = 0; }
-void _stm_write_slowpath(void __seg_gs *obj) { (void)obj; abort(); }
-void __seg_gs *_stm_alloc(size_t size) { (void)size; abort(); }
-void _stm_free(void __seg_gs *obj) { (void)obj; abort(); }
-void _stm_become_inevitable(void) {}
+static __thread struct stm_seg *me;
+
+struct stm_global G;
+
+/* ------------------------------------------------------------------ helpers */
+
+static void fatal(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "stm: fatal: ");
+    fprintf(stderr, fmt, arg);
+    fputc('\n', stderr);
+    abort();
+}
+
+static inline char *seg_addr(int s, uintptr_t off)
+{
+    return G.base + (size_t)s * G.seg_size + off;
+}
+
+static inline size_t page_index(uintptr_t off)
+{
+    return (off - G.rm_size) / PAGE;
+}
+
+static inline off_t file_off(int s, size_t page)
+{
+    return (off_t)((size_t)s * G.heap_size + page * PAGE);
+}
+
+static inline _Atomic uint64_t *wlock_slot(uintptr_t off)
+{
+    return &G.wlocks[(off - G.rm_size) >> 4];
+}
+
+/* Cheap timestamps for wasted-time accounting: the TSC, converted at abort time. */
+static inline uint64_t ticks(void)
+{
+    return __rdtsc();
+}
+static uint64_t ticks_to_ns(uint64_t t)
+{
+    return (uint64_t)((double)t * G.ns_per_tick);
+}
+
+/* --------------------------------------------------------------- chaos mode */
+
+static inline uint64_t chaos_rand(struct stm_seg *s)
+{
+    uint64_t x = s->chaos_rng;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    s->chaos_rng = x;
+    return x;
+}
+
+/* At a protocol step: maybe yield, spin or sleep, so two cores see many interleavings. */
+static void chaos_point(struct stm_seg *s)
+{
+    if (SYNC_LIKELY(!G.chaos))
+        return;
+    uint64_t r = chaos_rand(s);
+    switch (r & 15) {
+    case 0:
+    case 1:
+        sched_yield();
+        break;
+    case 2: {
+        unsigned n = (unsigned)(r >> 8) & 2047;
+        for (volatile unsigned i = 0; i < n; i++)
+            ;
+        break;
+    }
+    case 3:
+        if (((r >> 8) & 7) == 0)
+            usleep((unsigned)(r >> 16) % 50 + 1);
+        break;
+    default:
+        break;
+    }
+}
+
+/* ---------------------------------------------------------- page handling */
+
+/*
+ * Unshares pages [p0, p0+n) of segment s: copies segment 0's content into s's file
+ * pages, then maps them read-write in place of the shared mapping. The remap is
+ * atomic for any thread reading those addresses (mmap_lock, TLB shootdown before
+ * mmap returns), and both mappings hold the same bytes (I2), so a concurrent reader
+ * in s sees no change. Caller holds commit_lock.
+ */
+static void unshare_run(int s, size_t p0, size_t n, int fresh)
+{
+    char *dst = seg_addr(s, G.rm_size + p0 * PAGE);
+    if (!fresh) {
+        const char *src = seg_addr(0, G.rm_size + p0 * PAGE);
+        size_t len = n * PAGE, done = 0;
+        while (done < len) {
+            ssize_t w = pwrite(G.fd, src + done, len - done, file_off(s, p0) + (off_t)done);
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0)
+                fatal("pwrite while unsharing a page: %s", strerror(errno));
+            done += (size_t)w;
+        }
+    }
+    void *m = mmap(dst, n * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, G.fd,
+                   file_off(s, p0));
+    if (m == MAP_FAILED)
+        fatal("mmap while unsharing a page: %s (too many mappings? raise "
+              "vm.max_map_count)", strerror(errno));
+    memset(G.pstate[s] + p0, PS_PRIVATE, n);
+    G.segs[s].stats.unshared_pages += n;
+}
+
+/* Makes pages [p0, p1) PRIVATE in segment s. Caller holds commit_lock. */
+static void unshare_range(int s, size_t p0, size_t p1, int fresh)
+{
+    size_t p = p0;
+    while (p < p1) {
+        if (G.pstate[s][p] == PS_PRIVATE) {
+            p++;
+            continue;
+        }
+        size_t q = p;
+        while (q < p1 && G.pstate[s][q] == PS_SHARED)
+            q++;
+        unshare_run(s, p, q - p, fresh);
+        p = q;
+    }
+}
+
+/* Page range of the bytes [off, off+len). */
+static inline void pages_of(uintptr_t off, size_t len, size_t *p0, size_t *p1)
+{
+    *p0 = page_index(off);
+    *p1 = page_index(off + (len ? len : 1) - 1) + 1;
+}
+
+/* The running thread's own pages for [off, off+len) become PRIVATE (write barrier,
+ * allocation). Takes commit_lock only if some page is still SHARED. */
+static void privatise_mine(uintptr_t off, size_t len, int fresh)
+{
+    size_t p0, p1;
+    pages_of(off, len, &p0, &p1);
+    uint8_t *st = G.pstate[me->idx];
+    size_t p = p0;
+    while (p < p1 && st[p] == PS_PRIVATE)
+        p++;
+    if (p == p1)
+        return;
+    chaos_point(me);
+    pthread_mutex_lock(&G.commit_lock);
+    unshare_range(me->idx, p, p1, fresh);
+    pthread_mutex_unlock(&G.commit_lock);
+}
+
+/* Before a commit writes segment 0's pages [p0, p1): unshare them in every other
+ * active segment (I2). Caller holds commit_lock. */
+static void unshare_others(size_t p0, size_t p1)
+{
+    for (size_t p = p0; p < p1; p++) {
+        if (G.all_private[p])
+            continue;
+        for (int s = 1; s <= G.nseg; s++)
+            if (s != me->idx && G.segs[s].active && G.pstate[s][p] == PS_SHARED)
+                unshare_run(s, p, 1, 0);
+        G.all_private[p] = 1;
+    }
+}
+
+/* ------------------------------------------------------------------ aborts */
+
+static void release_ownership_restore(struct stm_seg *s)
+{
+    /* Undo in reverse order: the oldest backup of an object wins. */
+    for (size_t i = s->nws; i-- > 0;) {
+        struct ws_entry *w = &s->ws[i];
+        memcpy(seg_addr(s->idx, w->off), s->backup + w->backup_at, w->size);
+        /* release: pairs with the acquire CAS/load of the next owner; the restored
+         * bytes are in our own segment only, so the order matters for I3 alone. */
+        atomic_store_explicit(wlock_slot(w->off), w->saved, memory_order_release);
+    }
+}
+
+static void tx_reset(struct stm_seg *s)
+{
+    s->nws = 0;
+    s->backup_len = 0;
+    s->nranges = 0;
+    s->nrecycled = 0;
+    s->nfrees = 0;
+    s->dirty = 0;
+}
+
+/* Throws the running attempt away and jumps back to the block's start. */
+static void __attribute__((noreturn)) stm_abort(enum sync_abort_kind kind, int other,
+                                                uintptr_t obj)
+{
+    struct stm_seg *s = me;
+    if (s->inevitable)
+        fatal("an inevitable transaction tried to abort (%s)", sync_abort_kind_name(kind));
+    SYNC_COMPILER_BARRIER();
+    release_ownership_restore(s);
+    /* Allocations of the attempt vanish: the bump pointer returns to where the
+     * attempt started (or to the start of the chunk it moved to); recycled objects
+     * go back to their lists. */
+    if (s->chunk_start == s->tx_chunk_start)
+        s->bump = s->tx_bump;
+    else
+        s->bump = s->chunk_start;
+    for (size_t i = 0; i < s->nrecycled; i++)
+        freelist_push(&s->ready[s->recycled[i].cls], s->recycled[i].off);
+    tx_reset(s);
+
+    uint64_t now = sync_now_ns();
+    s->stats.aborts[kind]++;
+    struct sync_conflict c = {
+        .t_ns = now - G.t0_ns,
+        .thread = s->idx - 1,
+        .other = other >= 1 ? other - 1 : -1,
+        .kind = (uint32_t)kind,
+        .object = obj,
+        .page = obj / PAGE,
+        .site = s->site,
+        .wasted_ns = ticks_to_ns(ticks() - s->attempt_ticks),
+    };
+    sync_stats_add_conflict(&s->stats, &c);
+    s->consecutive_aborts++;
+
+    /* Contention management: after a write-write conflict, wait (without holding
+     * anything) until the owner let go, so the retry does not hit it again. */
+    if (kind == SYNC_ABORT_WRITE_WRITE && obj) {
+        _Atomic uint64_t *slot = wlock_slot(obj);
+        for (int spins = 0; spins < 100000; spins++) {
+            /* relaxed: only a hint for when to retry */
+            if ((atomic_load_explicit(slot, memory_order_relaxed) & 0xffff) != (uint64_t)other)
+                break;
+            if (spins > 64)
+                sched_yield();
+        }
+    }
+    stm_self.depth = 0;
+    __builtin_longjmp(stm_self.jb, 1);
+}
+
+/* Checked at slow paths: an inevitable transaction wants something we own. */
+static inline void check_abort_request(struct stm_seg *s)
+{
+    /* acquire: pairs with the release store of the inevitable requester */
+    if (SYNC_UNLIKELY(atomic_load_explicit(&s->abort_request, memory_order_acquire)) &&
+        !s->inevitable) {
+        atomic_store_explicit(&s->abort_request, 0, memory_order_relaxed);
+        stm_abort(SYNC_ABORT_INEVITABLE, atomic_load_explicit(&G.inevitable, memory_order_relaxed), 0);
+    }
+}
+
+/* ------------------------------------------------------------ log and import */
+
+/*
+ * Imports every committed entry after s->rev into segment s (I4), validating each
+ * against the read markers first when `validate` (I5). On a conflict aborts (the
+ * caller must not hold commit_lock then: unlock_on_abort says whether it does).
+ */
+static void import_log(struct stm_seg *s, int validate, int unlock_on_abort)
+{
+    struct log_entry *e = s->last;
+    struct log_entry *n;
+    const uint8_t *rm = (const uint8_t *)seg_addr(s->idx, 0);
+    uint8_t rv = stm_self.rv;
+    /* acquire: pairs with the release store that linked the entry in commit */
+    while ((n = atomic_load_explicit(&e->next, memory_order_acquire)) != NULL) {
+        chaos_point(s);
+        const struct log_run *r = n->runs;
+        if (validate) {
+            for (uint32_t i = 0; i < n->nruns; i++)
+                if (r[i].validate && rm[r[i].off >> 4] == rv) {
+                    if (unlock_on_abort)
+                        pthread_mutex_unlock(&G.commit_lock);
+                    stm_abort(SYNC_ABORT_READ_WRITE, n->seg, r[i].off);
+                }
+        }
+        const char *data = (const char *)(r + n->nruns);
+        for (uint32_t i = 0; i < n->nruns; i++) {
+            memcpy(seg_addr(s->idx, r[i].off), data, r[i].len);
+            data += r[i].len;
+        }
+        e = n;
+        s->last = e;
+        /* release: after this store GC may free entries before e; we no longer
+         * touch them. Pairs with the acquire loads in log_gc. */
+        atomic_store_explicit(&s->rev, e->rev, memory_order_release);
+    }
+}
+
+/* Frees entries no active thread still needs (I4). Caller holds commit_lock. */
+static void log_gc(void)
+{
+    uint64_t min = atomic_load_explicit(&G.rev, memory_order_relaxed);
+    for (int s = 1; s <= G.nseg; s++)
+        if (G.segs[s].active) {
+            /* acquire: pairs with the release store of rev in import_log/commit */
+            uint64_t r = atomic_load_explicit(&G.segs[s].rev, memory_order_acquire);
+            if (r < min)
+                min = r;
+        }
+    while (G.log_head->rev < min && G.log_head != G.log_tail) {
+        struct log_entry *n = atomic_load_explicit(&G.log_head->next, memory_order_relaxed);
+        if (!n || n->rev > min)
+            break;
+        free(G.log_head);
+        G.log_head = n;
+    }
+    /* release: pairs with the acquire load in reclaim_limbo (I7) */
+    atomic_store_explicit(&G.min_rev, min, memory_order_release);
+}
+
+/* ------------------------------------------------------------ allocation */
+
+static int size_class(size_t n)
+{
+    return n / 16 < NCLASSES ? (int)(n / 16) : -1;
+}
+
+/* Moves limbo entries whose grace period is over to the ready lists (I7). */
+static void reclaim_limbo(struct stm_seg *s)
+{
+    /* acquire: pairs with the release store in log_gc */
+    uint64_t min = atomic_load_explicit(&G.min_rev, memory_order_acquire);
+    while (s->limbo_head < s->nlimbo && s->limbo[s->limbo_head].rev <= min) {
+        struct limbo_entry *l = &s->limbo[s->limbo_head++];
+        freelist_push(&s->ready[l->cls], l->off);
+    }
+    if (s->limbo_head == s->nlimbo)
+        s->limbo_head = s->nlimbo = 0;
+}
+
+static void new_chunk(struct stm_seg *s, size_t need)
+{
+    if (s->bump != s->range_start)
+        push_range(s, s->range_start, s->bump);
+    size_t sz = need > CHUNK ? (need + PAGE - 1) & ~(PAGE - 1) : CHUNK;
+    /* relaxed: only atomicity matters; the chunk is ours alone */
+    uintptr_t off = atomic_fetch_add_explicit(&G.heap_cursor, sz, memory_order_relaxed);
+    if (off + sz > G.rm_size + G.heap_size)
+        fatal("shared heap exhausted (%s); run with a larger --heap-mb", "increase it");
+    privatise_mine(off, sz, 1);
+    s->chunk_start = s->bump = s->range_start = off;
+    s->bump_end = off + sz;
+}
+
+void __seg_gs *_stm_alloc(size_t size)
+{
+    struct stm_seg *s = me;
+    if (SYNC_UNLIKELY(stm_self.depth == 0))
+        fatal("%s outside an atomic block", "sync_alloc");
+    size_t n = (size + 15) & ~(size_t)15;
+    if (n == 0)
+        n = 16;
+    if (size > UINT32_MAX)
+        fatal("object too large (%s)", "size > 4 GiB");
+    uintptr_t off;
+    int cls = size_class(n);
+    if (cls >= 0 && s->nlimbo)
+        reclaim_limbo(s);
+    if (cls >= 0 && s->ready[cls].n) {
+        off = freelist_pop(&s->ready[cls]);
+        privatise_mine(off, n, 0);
+        push_recycled(s, off, (uint32_t)n, cls);
+    } else {
+        if (s->bump + n > s->bump_end)
+            new_chunk(s, n);
+        off = s->bump;
+        s->bump += n;
+    }
+    char *p = seg_addr(s->idx, off);
+    memset(p, 0, n);
+    struct sync_hdr *h = (struct sync_hdr *)p;
+    h->flags = 0; /* new in this transaction: no write barrier needed */
+    h->size = (uint32_t)size;
+    s->dirty = 1;
+    SYNC_COMPILER_BARRIER(); /* the caller reads it back through %gs */
+    return (void __seg_gs *)off;
+}
+
+void _stm_free(void __seg_gs *obj)
+{
+    struct stm_seg *s = me;
+    if (SYNC_UNLIKELY(stm_self.depth == 0))
+        fatal("%s outside an atomic block", "SYNC_FREE");
+    if (!obj)
+        return;
+    stm_write_barrier(obj); /* a free is a write: concurrent readers must abort */
+    uintptr_t off = (uintptr_t)obj;
+    uint32_t size = ((const struct sync_hdr __seg_gs *)obj)->size;
+    push_free(s, off, (size + 15) & ~15u);
+    s->dirty = 1;
+}
+
+/* ------------------------------------------------------------ barriers */
+
+void _stm_write_slowpath(void __seg_gs *obj)
+{
+    struct stm_seg *s = me;
+    uintptr_t off = (uintptr_t)obj;
+    if (SYNC_UNLIKELY(stm_self.depth == 0))
+        fatal("%s outside an atomic block", "SYNC_WRITE");
+    check_abort_request(s);
+    chaos_point(s);
+    if (G.chaos && !s->inevitable && (chaos_rand(s) & 255) == 0)
+        stm_abort(SYNC_ABORT_OTHER, -1, off); /* chaos: exercise the abort path */
+
+    _Atomic uint64_t *slot = wlock_slot(off);
+    uint64_t mine = (uint64_t)s->idx;
+    /* acquire: pairs with the release store that gave the object up (commit/abort) */
+    uint64_t w = atomic_load_explicit(slot, memory_order_acquire);
+    for (;;) {
+        uint64_t owner = w & 0xffff;
+        if (owner == 0) {
+            if ((w >> 16) > s->rev) /* committed after our snapshot: we read it stale */
+                stm_abort(SYNC_ABORT_READ_WRITE, -1, off);
+            /* acquire on success: as above; the failure reloads w */
+            if (atomic_compare_exchange_weak_explicit(slot, &w, w | mine,
+                                                      memory_order_acquire,
+                                                      memory_order_acquire))
+                break;
+            continue;
+        }
+        if (owner == mine)
+            fatal("%s: object owned but its write flag is set", "write barrier");
+        if (!s->inevitable)
+            stm_abort(SYNC_ABORT_WRITE_WRITE, (int)owner, off);
+        /* We are inevitable (I6): ask the owner to abort and wait for the object.
+         * release: pairs with the acquire in check_abort_request. */
+        atomic_store_explicit(&G.segs[owner].abort_request, 1, memory_order_release);
+        sched_yield();
+        w = atomic_load_explicit(slot, memory_order_acquire);
+    }
+
+    uint32_t size = ((const struct sync_hdr __seg_gs *)obj)->size;
+    privatise_mine(off, size, 0);
+    push_backup(s, off, size, w); /* w = the word before we owned it */
+    stm_read_barrier(obj);        /* a write implies a read (I5) */
+    ((struct sync_hdr __seg_gs *)obj)->flags &= ~STM_WB;
+    s->dirty = 1;
+}
+
+/* --------------------------------------------------------- inevitability */
+
+/* Waits until no other transaction is inevitable, staying abortable. */
+static void wait_inevitable_gone(struct stm_seg *s)
+{
+    for (int spins = 0;; spins++) {
+        /* acquire: pairs with the release store that cleared G.inevitable */
+        int ie = atomic_load_explicit(&G.inevitable, memory_order_acquire);
+        if (ie == 0 || ie == s->idx)
+            return;
+        check_abort_request(s);
+        if (spins > 32)
+            sched_yield();
+    }
+}
+
+void _stm_become_inevitable(void)
+{
+    struct stm_seg *s = me;
+    if (s->inevitable)
+        return;
+    if (stm_self.depth == 0)
+        fatal("%s outside an atomic block", "sync_inevitable");
+    for (;;) {
+        wait_inevitable_gone(s);
+        pthread_mutex_lock(&G.commit_lock);
+        if (atomic_load_explicit(&G.inevitable, memory_order_relaxed) == 0)
+            break;
+        pthread_mutex_unlock(&G.commit_lock);
+    }
+    import_log(s, 1, 1);
+    /* release: pairs with the acquire in wait_inevitable_gone / commit */
+    atomic_store_explicit(&G.inevitable, s->idx, memory_order_release);
+    s->inevitable = 1;
+    s->stats.inevitable++;
+    pthread_mutex_unlock(&G.commit_lock);
+}
+
+/* ------------------------------------------------------------ begin / commit */
+
+int _stm_begin(const char *site)
+{
+    struct stm_seg *s = me;
+    if (SYNC_UNLIKELY(!s))
+        fatal("%s: thread has not entered the stm runtime", site);
+    stm_self.depth = 1;
+    if (SYNC_UNLIKELY(++stm_self.rv == 0)) {
+        /* read versions wrapped: forget every marker of the used heap */
+        madvise(seg_addr(s->idx, 0), G.rm_size, MADV_DONTNEED);
+        stm_self.rv = 1;
+    }
+    s->site = site;
+    s->attempt_ticks = ticks();
+    s->tx_bump = s->bump;
+    s->tx_chunk_start = s->chunk_start;
+    s->range_start = s->bump;
+    atomic_store_explicit(&s->abort_request, 0, memory_order_relaxed);
+    chaos_point(s);
+    /* acquire: pairs with the release store of G.rev in commit */
+    if (atomic_load_explicit(&G.rev, memory_order_acquire) != s->rev)
+        import_log(s, 0, 0); /* nothing read yet: refresh the snapshot */
+    if (SYNC_UNLIKELY(s->consecutive_aborts >= INEVITABLE_AFTER))
+        _stm_become_inevitable();
+    return 1;
+}
+
+/* Sets the write flag on every object of a run of new objects (bump order). */
+static void flag_new_range(struct stm_seg *s, uintptr_t a, uintptr_t b)
+{
+    while (a < b) {
+        struct sync_hdr *h = (struct sync_hdr *)seg_addr(s->idx, a);
+        h->flags |= STM_WB;
+        uintptr_t n = ((uintptr_t)h->size + 15) & ~(uintptr_t)15;
+        a += n ? n : 16;
+    }
+}
+
+void _stm_commit(void)
+{
+    struct stm_seg *s = me;
+    SYNC_COMPILER_BARRIER();
+    int timed = (++s->commit_counter & (SYNC_COMMIT_SAMPLE - 1)) == 0;
+    uint64_t t0 = timed ? sync_now_ns() : 0;
+
+    if (!s->dirty) {
+        /* Read-only: it read one consistent snapshot (I1), so it serialises at
+         * s->rev without validation. */
+        if (s->inevitable) {
+            /* release: pairs with the acquire in wait_inevitable_gone */
+            atomic_store_explicit(&G.inevitable, 0, memory_order_release);
+            s->inevitable = 0;
+        }
+        goto done;
+    }
+
+    chaos_point(s);
+    import_log(s, 1, 0); /* most of the validation, outside the lock */
+    for (;;) {
+        pthread_mutex_lock(&G.commit_lock);
+        int ie = atomic_load_explicit(&G.inevitable, memory_order_relaxed);
+        if (ie == 0 || ie == s->idx)
+            break;
+        pthread_mutex_unlock(&G.commit_lock);
+        wait_inevitable_gone(s);
+    }
+    import_log(s, 1, 1); /* the rest, under the lock: nothing can slip in now */
+    chaos_point(s);
+
+    if (s->bump != s->range_start)
+        push_range(s, s->range_start, s->bump);
+
+    /* The commit's runs: written objects (validated by others), new ranges and
+     * recycled objects (nobody can have read them). Flags first: every committed
+     * copy carries STM_WB. */
+    size_t nruns = s->nws + s->nranges + s->nrecycled, bytes = 0;
+    for (size_t i = 0; i < s->nws; i++) {
+        ((struct sync_hdr *)seg_addr(s->idx, s->ws[i].off))->flags |= STM_WB;
+        bytes += s->ws[i].size;
+    }
+    for (size_t i = 0; i < s->nranges; i++) {
+        flag_new_range(s, s->ranges[i].a, s->ranges[i].b);
+        bytes += s->ranges[i].b - s->ranges[i].a;
+    }
+    for (size_t i = 0; i < s->nrecycled; i++) {
+        ((struct sync_hdr *)seg_addr(s->idx, s->recycled[i].off))->flags |= STM_WB;
+        bytes += s->recycled[i].size;
+    }
+    struct log_entry *e = malloc(sizeof *e + nruns * sizeof(struct log_run) + bytes);
+    if (!e)
+        fatal("out of memory for a commit log entry%s", "");
+    uint64_t rev = atomic_load_explicit(&G.rev, memory_order_relaxed) + 1;
+    e->rev = rev;
+    e->seg = s->idx;
+    e->nruns = (uint32_t)nruns;
+    atomic_init(&e->next, NULL);
+    char *data = (char *)(e->runs + nruns);
+    size_t k = 0;
+#define ADD_RUN(OFF, LEN, VAL)                                                            \
+    do {                                                                                  \
+        uintptr_t o_ = (OFF);                                                             \
+        size_t l_ = (LEN), p0_, p1_;                                                      \
+        pages_of(o_, l_, &p0_, &p1_);                                                     \
+        unshare_others(p0_, p1_); /* I2: before segment 0 changes */                      \
+        memcpy(data, seg_addr(s->idx, o_), l_);                                           \
+        memcpy(seg_addr(0, o_), data, l_);                                                \
+        e->runs[k].off = o_;                                                              \
+        e->runs[k].len = (uint32_t)l_;                                                    \
+        e->runs[k].validate = (VAL);                                                      \
+        k++;                                                                              \
+        data += l_;                                                                       \
+    } while (0)
+    for (size_t i = 0; i < s->nws; i++)
+        ADD_RUN(s->ws[i].off, s->ws[i].size, 1);
+    for (size_t i = 0; i < s->nranges; i++)
+        ADD_RUN(s->ranges[i].a, s->ranges[i].b - s->ranges[i].a, 0);
+    for (size_t i = 0; i < s->nrecycled; i++)
+        ADD_RUN(s->recycled[i].off, s->recycled[i].size, 0);
+#undef ADD_RUN
+    chaos_point(s);
+    /* release: publishes the entry's contents and segment 0's new bytes; pairs with
+     * the acquire load of `next` in import_log. */
+    atomic_store_explicit(&G.log_tail->next, e, memory_order_release);
+    G.log_tail = e;
+    /* release: pairs with the acquire load of G.rev in _stm_begin */
+    atomic_store_explicit(&G.rev, rev, memory_order_release);
+    s->last = e;
+    /* release: pairs with log_gc's acquire */
+    atomic_store_explicit(&s->rev, rev, memory_order_release);
+    if (s->inevitable) {
+        atomic_store_explicit(&G.inevitable, 0, memory_order_release);
+        s->inevitable = 0;
+    }
+    if (++G.commits_since_gc >= LOG_GC_EVERY) {
+        G.commits_since_gc = 0;
+        log_gc();
+    }
+    pthread_mutex_unlock(&G.commit_lock);
+
+    /* Give up ownership (I3) with the new revision; release: pairs with the next
+     * owner's acquire CAS. Recycled objects get the revision too. */
+    for (size_t i = 0; i < s->nws; i++)
+        atomic_store_explicit(wlock_slot(s->ws[i].off), rev << 16, memory_order_release);
+    for (size_t i = 0; i < s->nrecycled; i++)
+        atomic_store_explicit(wlock_slot(s->recycled[i].off), rev << 16, memory_order_release);
+    for (size_t i = 0; i < s->nfrees; i++)
+        push_limbo(s, s->frees[i].off, s->frees[i].size, rev);
+    tx_reset(s);
+
+done:
+    s->consecutive_aborts = 0;
+    s->stats.commits++;
+    stm_self.depth = 0;
+    if (timed)
+        lat_add(&s->stats.commit_hist, sync_now_ns() - t0);
+    SYNC_COMPILER_BARRIER();
+}
+
+/* -------------------------------------------------------- runtime descriptor */
+
+static void set_gs_base(char *addr)
+{
+    if (G.use_wrgsbase)
+        __asm__ __volatile__("wrgsbase %0" ::"r"(addr) : "memory");
+    else if (syscall(SYS_arch_prctl, ARCH_SET_GS, (unsigned long)addr) != 0)
+        fatal("arch_prctl(ARCH_SET_GS): %s", strerror(errno));
+}
+
+static sigjmp_buf probe_jb;
+static void probe_sigill(int sig)
+{
+    (void)sig;
+    siglongjmp(probe_jb, 1);
+}
+
+/* Is wrgsbase usable? The CPU and kernel say so in HWCAP2; valgrind does not run it
+ * (SIGILL), so try it once under a handler. */
+static int probe_wrgsbase(void)
+{
+    if (getenv("STM_NO_WRGSBASE"))
+        return 0;
+    if (!(getauxval(AT_HWCAP2) & 2 /* HWCAP2_FSGSBASE */))
+        return 0;
+    struct sigaction sa = {0}, old;
+    sa.sa_handler = probe_sigill;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGILL, &sa, &old);
+    int ok = 0;
+    if (sigsetjmp(probe_jb, 1) == 0) {
+        unsigned long cur;
+        __asm__ __volatile__("rdgsbase %0" : "=r"(cur));
+        __asm__ __volatile__("wrgsbase %0" ::"r"(cur) : "memory");
+        ok = 1;
+    }
+    sigaction(SIGILL, &old, NULL);
+    return ok;
+}
+
+static void calibrate_ticks(void)
+{
+    uint64_t n0 = sync_now_ns(), t0 = ticks();
+    struct timespec d = {0, 2000000};
+    nanosleep(&d, NULL);
+    uint64_t n1 = sync_now_ns(), t1 = ticks();
+    G.ns_per_tick = t1 > t0 ? (double)(n1 - n0) / (double)(t1 - t0) : 1.0;
+}
+
+static void stm_fini(void);
+
 static int stm_init(const struct sync_config *cfg, char *err, size_t errlen)
-{ (void)cfg; snprintf(err, errlen, "stm runtime not built yet"); return -1; }
-static void stm_fini(void) {}
-static int stm_enter(int tid, char *err, size_t errlen) { (void)tid; (void)err; (void)errlen; return -1; }
-static void stm_exit(struct sync_stats *out) { (void)out; }
+{
+    stm_fini();
+    memset(&G, 0, sizeof G);
+    G.fd = -1;
+    int n = cfg->nthreads < 1 ? 1 : cfg->nthreads;
+    if (n > MAX_SEGMENTS) {
+        snprintf(err, errlen, "stm: %d threads but at most %d segments", n, MAX_SEGMENTS);
+        return -1;
+    }
+    G.nseg = n;
+    uint64_t heap = cfg->heap_bytes ? cfg->heap_bytes : (1ull << 30);
+    heap = (heap + CHUNK - 1) & ~(uint64_t)(CHUNK - 1);
+    G.heap_size = heap;
+    G.rm_size = ((heap / 15 + PAGE) + (2u << 20) - 1) & ~(size_t)((2u << 20) - 1);
+    G.seg_size = G.rm_size + G.heap_size;
+    size_t total = G.seg_size * (size_t)(n + 1);
+    const char *chaos = getenv("STM_CHAOS");
+    if (chaos && *chaos) {
+        char *end;
+        unsigned long long v = strtoull(chaos, &end, 0);
+        if (*end || v == 0) {
+            snprintf(err, errlen, "stm: STM_CHAOS must be a non-zero integer seed, not '%s'", chaos);
+            return -1;
+        }
+        G.chaos = v;
+    }
+
+    G.fd = (int)syscall(SYS_memfd_create, "stmbench-heap", 0u);
+    if (G.fd < 0) {
+        snprintf(err, errlen, "stm: memfd_create: %s", strerror(errno));
+        return -1;
+    }
+    if (ftruncate(G.fd, (off_t)(heap * (uint64_t)(n + 1))) != 0) {
+        snprintf(err, errlen, "stm: ftruncate of the heap file to %llu bytes: %s",
+                 (unsigned long long)(heap * (uint64_t)(n + 1)), strerror(errno));
+        goto fail;
+    }
+    G.base = mmap(NULL, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (G.base == MAP_FAILED) {
+        G.base = NULL;
+        snprintf(err, errlen, "stm: reserving %zu bytes of address space for %d segments: %s",
+                 total, n + 1, strerror(errno));
+        goto fail;
+    }
+    G.reserved = total;
+    if (mmap(seg_addr(0, G.rm_size), heap, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+             G.fd, 0) == MAP_FAILED) {
+        snprintf(err, errlen, "stm: mapping segment 0: %s", strerror(errno));
+        goto fail;
+    }
+    for (int s = 1; s <= n; s++) {
+        if (mmap(seg_addr(s, 0), G.rm_size, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0) == MAP_FAILED ||
+            mmap(seg_addr(s, G.rm_size), heap, PROT_READ, MAP_SHARED | MAP_FIXED, G.fd, 0) ==
+                MAP_FAILED) {
+            snprintf(err, errlen, "stm: mapping segment %d: %s", s, strerror(errno));
+            goto fail;
+        }
+    }
+    size_t npages = heap / PAGE;
+    G.npages = npages;
+    G.wlocks = mmap(NULL, heap / 16 * sizeof(uint64_t), PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    G.all_private = calloc(npages, 1);
+    G.pstate = calloc((size_t)n + 1, sizeof *G.pstate);
+    G.segs = calloc((size_t)n + 1, sizeof *G.segs);
+    if (G.wlocks == MAP_FAILED || !G.all_private || !G.pstate || !G.segs) {
+        if (G.wlocks == MAP_FAILED)
+            G.wlocks = NULL;
+        snprintf(err, errlen, "stm: out of memory for %d segments' metadata", n);
+        goto fail;
+    }
+    for (int s = 0; s <= n; s++) {
+        G.pstate[s] = calloc(npages, 1);
+        if (!G.pstate[s]) {
+            snprintf(err, errlen, "stm: out of memory for page tables");
+            goto fail;
+        }
+        G.segs[s].idx = s;
+        G.segs[s].chaos_rng = (G.chaos ? G.chaos : 1) * 0x9E3779B97F4A7C15ull + (uint64_t)s;
+    }
+    G.log_head = G.log_tail = calloc(1, sizeof(struct log_entry));
+    if (!G.log_head) {
+        snprintf(err, errlen, "stm: out of memory");
+        goto fail;
+    }
+    pthread_mutex_init(&G.commit_lock, NULL);
+    atomic_init(&G.rev, 0);
+    atomic_init(&G.heap_cursor, G.rm_size);
+    G.use_wrgsbase = probe_wrgsbase();
+    G.t0_ns = sync_now_ns();
+    calibrate_ticks();
+    G.initialised = 1;
+    return 0;
+fail:
+    stm_fini();
+    return -1;
+}
+
+static void seg_free_lists(struct stm_seg *s)
+{
+    free(s->ws);
+    free(s->backup);
+    free(s->ranges);
+    free(s->recycled);
+    free(s->frees);
+    free(s->limbo);
+    for (int c = 0; c < NCLASSES; c++)
+        free(s->ready[c].v);
+    sync_stats_free(&s->stats);
+}
+
+static void stm_fini(void)
+{
+    if (G.segs)
+        for (int s = 0; s <= G.nseg; s++)
+            seg_free_lists(&G.segs[s]);
+    free(G.segs);
+    if (G.pstate)
+        for (int s = 0; s <= G.nseg; s++)
+            free(G.pstate[s]);
+    free(G.pstate);
+    free(G.all_private);
+    if (G.wlocks)
+        munmap(G.wlocks, G.heap_size / 16 * sizeof(uint64_t));
+    for (struct log_entry *e = G.log_head; e;) {
+        struct log_entry *n = atomic_load_explicit(&e->next, memory_order_relaxed);
+        free(e);
+        e = n;
+    }
+    if (G.base)
+        munmap(G.base, G.reserved);
+    if (G.fd >= 0)
+        close(G.fd);
+    if (G.initialised)
+        pthread_mutex_destroy(&G.commit_lock);
+    memset(&G, 0, sizeof G);
+    G.fd = -1;
+}
+
+static int stm_enter(int tid, char *err, size_t errlen)
+{
+    if (!G.initialised) {
+        snprintf(err, errlen, "stm: runtime not initialised");
+        return -1;
+    }
+    if (tid < 0 || tid >= G.nseg) {
+        snprintf(err, errlen, "stm: thread %d but only %d segments", tid, G.nseg);
+        return -1;
+    }
+    struct stm_seg *s = &G.segs[tid + 1];
+    pthread_mutex_lock(&G.commit_lock);
+    if (s->active) {
+        pthread_mutex_unlock(&G.commit_lock);
+        snprintf(err, errlen, "stm: segment %d already in use", tid + 1);
+        return -1;
+    }
+    /* Reset the segment to "all shared": its view is segment 0, the current state. */
+    if (mmap(seg_addr(s->idx, G.rm_size), G.heap_size, PROT_READ, MAP_SHARED | MAP_FIXED,
+             G.fd, 0) == MAP_FAILED) {
+        pthread_mutex_unlock(&G.commit_lock);
+        snprintf(err, errlen, "stm: remapping segment %d: %s", s->idx, strerror(errno));
+        return -1;
+    }
+    fallocate(G.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, file_off(s->idx, 0),
+              (off_t)G.heap_size); /* frees the old private pages; failure only costs memory */
+    madvise(seg_addr(s->idx, 0), G.rm_size, MADV_DONTNEED);
+    memset(G.pstate[s->idx], PS_SHARED, G.npages);
+    memset(G.all_private, 0, G.npages);
+    s->last = G.log_tail;
+    atomic_store_explicit(&s->rev, atomic_load_explicit(&G.rev, memory_order_relaxed),
+                          memory_order_relaxed);
+    s->active = 1;
+    pthread_mutex_unlock(&G.commit_lock);
+
+    sync_stats_free(&s->stats);
+    memset(&s->stats, 0, sizeof s->stats);
+    s->bump = s->bump_end = s->chunk_start = s->range_start = 0;
+    s->consecutive_aborts = 0;
+    s->inevitable = 0;
+    tx_reset(s);
+    me = s;
+    stm_self.rv = 1;
+    stm_self.depth = 0;
+    set_gs_base(seg_addr(s->idx, 0));
+    return 0;
+}
+
+static void stm_exit(struct sync_stats *out)
+{
+    struct stm_seg *s = me;
+    if (!s)
+        return;
+    pthread_mutex_lock(&G.commit_lock);
+    s->active = 0;
+    pthread_mutex_unlock(&G.commit_lock);
+    if (out)
+        sync_stats_merge(out, &s->stats);
+    else
+        sync_stats_free(&s->stats);
+    me = NULL;
+}
+
 const struct sync_runtime sync_runtime_stm = {
-    .name = "stm", .summary = "the page-based STM of this project", .max_threads = 0,
-    .init = stm_init, .fini = stm_fini, .thread_enter = stm_enter, .thread_exit = stm_exit,
+    .name = "stm",
+    .summary = "the page-based software transactional memory of this project",
+    .max_threads = 0,
+    .init = stm_init, .fini = stm_fini,
+    .thread_enter = stm_enter, .thread_exit = stm_exit,
 };
+
+/* ------------------------------------------------------------ introspection */
+
+int stm_debug_page_private(int tid, const void __seg_gs *obj)
+{
+    return G.pstate[tid + 1][page_index((uintptr_t)obj)] == PS_PRIVATE;
+}
+
+uint64_t stm_debug_rev(void)
+{
+    return atomic_load_explicit(&G.rev, memory_order_acquire);
+}
+
+const void *stm_debug_committed(const void __seg_gs *obj)
+{
+    return seg_addr(0, (uintptr_t)obj);
+}
+
+int stm_debug_owner(const void __seg_gs *obj)
+{
+    uint64_t w = atomic_load_explicit(wlock_slot((uintptr_t)obj), memory_order_acquire);
+    return (int)(w & 0xffff) - 1;
+}

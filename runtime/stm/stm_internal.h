@@ -1,0 +1,164 @@
+/*
+ * runtime/stm/stm_internal.h - the STM's data structures (private to stm.c and its
+ * tests). Field comments say who may touch what; the protocol is in DESIGN.md.
+ */
+#ifndef STM_INTERNAL_H
+#define STM_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/common.h"
+
+/* One run of bytes a commit published: [off, off+len) of the heap. */
+struct log_run {
+    uintptr_t off;
+    uint32_t len;
+    uint32_t validate;     /* 1: a written object (importers check their read marker) */
+};
+
+/* A commit log entry; immutable once linked, except `next`. */
+struct log_entry {
+    _Atomic(struct log_entry *) next;
+    uint64_t rev;
+    int seg;               /* the committer's segment */
+    uint32_t nruns;
+    struct log_run runs[]; /* followed by the runs' bytes, in order */
+};
+
+struct ws_entry {          /* an object written by the running transaction */
+    uintptr_t off;
+    uint32_t size;
+    uint64_t saved;        /* its ownership word before we took it */
+    size_t backup_at;      /* where its old bytes are in `backup` */
+};
+struct range { uintptr_t a, b; };
+struct recycled { uintptr_t off; uint32_t size; int cls; };
+struct freed { uintptr_t off; uint32_t size; };
+struct limbo_entry { uintptr_t off; uint64_t rev; int cls; };
+struct freelist { uintptr_t *v; size_t n, cap; };
+
+/* Per segment (= per thread slot). Only the owning thread touches the private part;
+ * the shared part is read by others as noted. */
+struct stm_seg {
+    /* shared */
+    _Atomic uint64_t rev;        /* snapshot revision; read by log_gc (acquire) */
+    _Atomic int abort_request;   /* set by an inevitable transaction wanting our object */
+    int active;                  /* a thread is entered; written/read under commit_lock */
+    int idx;                     /* segment number, >= 1 for threads */
+    /* private */
+    struct log_entry *last;      /* last imported entry (its rev == rev) */
+    const char *site;
+    uint64_t attempt_ticks;
+    uint64_t commit_counter;
+    int consecutive_aborts;
+    int inevitable;
+    int dirty;                   /* the running transaction wrote, allocated or freed */
+    struct ws_entry *ws; size_t nws, ws_cap;
+    char *backup; size_t backup_len, backup_cap;
+    uintptr_t bump, bump_end, chunk_start, range_start, tx_bump, tx_chunk_start;
+    struct range *ranges; size_t nranges, ranges_cap;
+    struct recycled *recycled; size_t nrecycled, recycled_cap;
+    struct freed *frees; size_t nfrees, frees_cap;
+    struct limbo_entry *limbo; size_t nlimbo, limbo_head, limbo_cap;
+    struct freelist ready[33];
+    uint64_t chaos_rng;
+    struct sync_stats stats;
+} SYNC_CL_ALIGNED;
+
+struct stm_global {
+    int initialised;
+    int nseg;                    /* thread segments; segment 0 is the committed state */
+    int fd;                      /* the memfd backing every heap page */
+    int use_wrgsbase;
+    char *base;                  /* the reservation: nseg+1 segments */
+    size_t reserved, seg_size, rm_size, heap_size, npages;
+    uint8_t **pstate;            /* [segment][page]: SHARED/PRIVATE; under commit_lock */
+    uint8_t *all_private;        /* [page]: no active segment shares it; under commit_lock */
+    _Atomic uint64_t *wlocks;    /* [heap offset / 16]: owner | rev << 16 */
+    pthread_mutex_t commit_lock;
+    _Atomic uint64_t rev;        /* latest committed revision */
+    _Atomic uint64_t min_rev;    /* all active threads are at least here (I7) */
+    _Atomic int inevitable;      /* segment of the inevitable transaction, 0 = none */
+    _Atomic uintptr_t heap_cursor;
+    struct log_entry *log_head;  /* oldest kept entry; under commit_lock */
+    struct log_entry *log_tail;  /* newest; under commit_lock */
+    int commits_since_gc;
+    struct stm_seg *segs;        /* [0..nseg] */
+    uint64_t chaos;              /* STM_CHAOS seed, 0 = off */
+    uint64_t t0_ns;
+    double ns_per_tick;
+};
+extern struct stm_global G;
+
+/* Growable arrays; running out of memory is fatal (a transaction cannot continue). */
+#define STM_GROW(ptr, n, cap)                                                    \
+    do {                                                                         \
+        if ((n) == (cap)) {                                                      \
+            size_t c_ = (cap) ? (cap) * 2 : 64;                                  \
+            void *p_ = realloc((ptr), c_ * sizeof *(ptr));                       \
+            if (!p_)                                                             \
+                abort();                                                         \
+            (ptr) = p_;                                                          \
+            (cap) = c_;                                                          \
+        }                                                                        \
+    } while (0)
+
+static inline void freelist_push(struct freelist *f, uintptr_t off)
+{
+    STM_GROW(f->v, f->n, f->cap);
+    f->v[f->n++] = off;
+}
+static inline uintptr_t freelist_pop(struct freelist *f)
+{
+    return f->v[--f->n];
+}
+static inline void push_range(struct stm_seg *s, uintptr_t a, uintptr_t b)
+{
+    STM_GROW(s->ranges, s->nranges, s->ranges_cap);
+    s->ranges[s->nranges++] = (struct range){a, b};
+}
+static inline void push_recycled(struct stm_seg *s, uintptr_t off, uint32_t size, int cls)
+{
+    STM_GROW(s->recycled, s->nrecycled, s->recycled_cap);
+    s->recycled[s->nrecycled++] = (struct recycled){off, size, cls};
+}
+static inline void push_free(struct stm_seg *s, uintptr_t off, uint32_t size)
+{
+    STM_GROW(s->frees, s->nfrees, s->frees_cap);
+    s->frees[s->nfrees++] = (struct freed){off, size};
+}
+static inline void push_limbo(struct stm_seg *s, uintptr_t off, uint32_t size, uint64_t rev)
+{
+    int cls = size / 16 < 33 ? (int)(size / 16) : -1;
+    if (cls < 0)
+        return; /* large objects are not reused */
+    STM_GROW(s->limbo, s->nlimbo, s->limbo_cap);
+    s->limbo[s->nlimbo++] = (struct limbo_entry){off, rev, cls};
+}
+static inline void push_backup(struct stm_seg *s, uintptr_t off, uint32_t size, uint64_t saved)
+{
+    STM_GROW(s->ws, s->nws, s->ws_cap);
+    while (s->backup_len + size > s->backup_cap) {
+        size_t c = s->backup_cap ? s->backup_cap * 2 : 4096;
+        char *p = realloc(s->backup, c);
+        if (!p)
+            abort();
+        s->backup = p;
+        s->backup_cap = c;
+    }
+    memcpy(s->backup + s->backup_len, G.base + (size_t)s->idx * G.seg_size + off, size);
+    s->ws[s->nws++] = (struct ws_entry){off, size, saved, s->backup_len};
+    s->backup_len += size;
+}
+
+/* Test and debugging hooks (stm.c). tid is the harness thread id (segment tid+1). */
+int stm_debug_page_private(int tid, const void __seg_gs *obj);
+uint64_t stm_debug_rev(void);
+const void *stm_debug_committed(const void __seg_gs *obj);
+int stm_debug_owner(const void __seg_gs *obj);
+
+#endif

@@ -1,0 +1,459 @@
+/*
+ * tests/test_stm.c - deterministic protocol tests of the STM: two threads stepped one
+ * at a time with semaphores, asserting which transaction aborts, why, and what every
+ * thread saw. Each test initialises a fresh runtime.
+ */
+#define SYNC_RT_STM
+#include "runtime/sync.h"
+#include "runtime/stm/stm_internal.h"
+
+#include <pthread.h>
+#include <semaphore.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <cmocka.h>
+
+typedef struct cell {
+    SYNC_OBJECT_HEADER;
+    long v;
+    SYNC_REF(struct cell) next;
+} cell_t;
+typedef SYNC_REF(cell_t) cell_ref;
+
+static cell_ref X, Y, ROOT;
+static sem_t s_a, s_b, s_main;
+static struct sync_stats st_a, st_b;
+
+static void rt_up(int nthreads)
+{
+    char err[256] = "";
+    struct sync_config cfg = {.nthreads = nthreads, .heap_bytes = 64u << 20};
+    assert_int_equal(sync_runtime_stm.init(&cfg, err, sizeof err), 0);
+    memset(&st_a, 0, sizeof st_a);
+    memset(&st_b, 0, sizeof st_b);
+    sem_init(&s_a, 0, 0);
+    sem_init(&s_b, 0, 0);
+    sem_init(&s_main, 0, 0);
+    /* the main thread builds the data as thread 0, then leaves */
+    assert_int_equal(sync_runtime_stm.thread_enter(0, err, sizeof err), 0);
+    SYNC_ATOMIC("test.setup") {
+        X = SYNC_ALLOC(cell_t);
+        Y = SYNC_ALLOC(cell_t);
+        ROOT = SYNC_ALLOC(cell_t);
+        ROOT->next = SYNC_ALLOC(cell_t);
+        ROOT->next->v = 7;
+    }
+    sync_runtime_stm.thread_exit(NULL);
+}
+
+static void rt_down(void)
+{
+    sync_stats_free(&st_a);
+    sync_stats_free(&st_b);
+    sync_runtime_stm.fini();
+}
+
+static long committed_v(cell_ref c)
+{
+    return ((const cell_t *)stm_debug_committed(c))->v;
+}
+
+static void enter(int tid)
+{
+    char err[256];
+    if (sync_runtime_stm.thread_enter(tid, err, sizeof err) != 0)
+        fail_msg("%s", err);
+}
+
+static void run2(void *(*a)(void *), void *(*b)(void *))
+{
+    pthread_t ta, tb;
+    pthread_create(&ta, NULL, a, NULL);
+    pthread_create(&tb, NULL, b, NULL);
+    pthread_join(ta, NULL);
+    pthread_join(tb, NULL);
+}
+
+/* ---- read-write: A reads X, B commits X, A's commit aborts and the retry wins ---- */
+static int rw_attempts_a;
+static void *rw_a(void *arg)
+{
+    (void)arg;
+    enter(0);
+    SYNC_ATOMIC("test.rw.a") {
+        rw_attempts_a++;
+        SYNC_READ(X);
+        long x = X->v;
+        if (rw_attempts_a == 1) {
+            sem_post(&s_b);  /* B: commit your write to X now */
+            sem_wait(&s_a);  /* ... done */
+        }
+        SYNC_WRITE(Y);
+        Y->v = x + 1;
+    }
+    sync_runtime_stm.thread_exit(&st_a);
+    return NULL;
+}
+static void *rw_b(void *arg)
+{
+    (void)arg;
+    enter(1);
+    sem_wait(&s_b);
+    SYNC_ATOMIC("test.rw.b") {
+        SYNC_WRITE(X);
+        X->v = 100;
+    }
+    sem_post(&s_a);
+    sync_runtime_stm.thread_exit(&st_b);
+    return NULL;
+}
+static void test_read_write_conflict(void **state)
+{
+    (void)state;
+    rt_up(2);
+    rw_attempts_a = 0;
+    run2(rw_a, rw_b);
+    assert_int_equal(rw_attempts_a, 2);
+    assert_int_equal(st_a.aborts[SYNC_ABORT_READ_WRITE], 1);
+    assert_int_equal(sync_stats_aborts(&st_b), 0);
+    assert_int_equal(committed_v(X), 100);
+    assert_int_equal(committed_v(Y), 101); /* the retry read B's value */
+    assert_int_equal(st_a.nconflicts, 1);
+    assert_int_equal(st_a.conflicts[0].other, 1);
+    assert_int_equal(st_a.conflicts[0].object, (uintptr_t)X);
+    assert_string_equal(st_a.conflicts[0].site, "test.rw.a");
+    assert_true(st_a.unshared_pages > 0);
+    rt_down();
+}
+
+/* ---- write-write: A owns X, B's write aborts (write-write), no update is lost ---- */
+static int ww_attempts_b;
+static void *ww_a(void *arg)
+{
+    (void)arg;
+    enter(0);
+    SYNC_ATOMIC("test.ww.a") {
+        SYNC_WRITE(X);
+        X->v += 10;
+        sem_post(&s_b); /* B: try to write X */
+        sem_wait(&s_a); /* B has aborted once */
+    }
+    sem_post(&s_b);     /* committed */
+    sync_runtime_stm.thread_exit(&st_a);
+    return NULL;
+}
+static void *ww_b(void *arg)
+{
+    (void)arg;
+    enter(1);
+    sem_wait(&s_b);
+    SYNC_ATOMIC("test.ww.b") {
+        ww_attempts_b++;
+        if (ww_attempts_b == 2) {
+            sem_post(&s_a); /* A: commit */
+            sem_wait(&s_b);
+        }
+        SYNC_WRITE(X);
+        X->v += 1;
+    }
+    sync_runtime_stm.thread_exit(&st_b);
+    return NULL;
+}
+static void test_write_write_conflict(void **state)
+{
+    (void)state;
+    rt_up(2);
+    ww_attempts_b = 0;
+    run2(ww_a, ww_b);
+    assert_int_equal(sync_stats_aborts(&st_a), 0);
+    assert_int_equal(st_b.aborts[SYNC_ABORT_WRITE_WRITE], 1);
+    assert_int_equal(st_b.conflicts[0].kind, SYNC_ABORT_WRITE_WRITE);
+    assert_int_equal(st_b.conflicts[0].other, 0);
+    assert_true(ww_attempts_b >= 2);
+    assert_int_equal(committed_v(X), 11); /* both increments, none lost */
+    rt_down();
+}
+
+/* ---- an inevitable transaction is never aborted; others' commits wait for it ---- */
+static int inev_attempts_a;
+static long inev_seen;
+static void *inev_a(void *arg)
+{
+    (void)arg;
+    enter(0);
+    SYNC_ATOMIC("test.inev.a") {
+        inev_attempts_a++;
+        sync_inevitable();
+        SYNC_READ(X);
+        long x = X->v;
+        sem_post(&s_b); /* B: write X and try to commit */
+        sem_wait(&s_a); /* main saw that B could not commit */
+        SYNC_READ(X);
+        inev_seen = X->v;   /* still our snapshot */
+        SYNC_WRITE(Y);
+        Y->v = x + 1;
+    }
+    sync_runtime_stm.thread_exit(&st_a);
+    return NULL;
+}
+static sem_t s_b_done;
+static void *inev_b(void *arg)
+{
+    (void)arg;
+    enter(1);
+    sem_wait(&s_b);
+    SYNC_ATOMIC("test.inev.b") {
+        SYNC_WRITE(X);
+        X->v = 100;
+    }
+    sem_post(&s_b_done);
+    sync_runtime_stm.thread_exit(&st_b);
+    return NULL;
+}
+static void test_inevitable_never_aborts(void **state)
+{
+    (void)state;
+    rt_up(2);
+    sem_init(&s_b_done, 0, 0);
+    inev_attempts_a = 0;
+    pthread_t ta, tb;
+    pthread_create(&ta, NULL, inev_a, NULL);
+    pthread_create(&tb, NULL, inev_b, NULL);
+    for (int i = 0; i < 50; i++) {
+        sched_yield();
+        /* B cannot have committed while A is inevitable and running */
+        assert_int_equal(sem_trywait(&s_b_done), -1);
+        assert_int_equal(committed_v(X), 0);
+    }
+    sem_post(&s_a);
+    pthread_join(ta, NULL);
+    pthread_join(tb, NULL);
+    assert_int_equal(inev_attempts_a, 1);
+    assert_int_equal(sync_stats_aborts(&st_a), 0);
+    assert_int_equal(inev_seen, 0);
+    assert_int_equal(committed_v(Y), 1);
+    assert_int_equal(committed_v(X), 100);
+    assert_int_equal(st_a.inevitable, 1);
+    rt_down();
+}
+
+/* ---- an aborted transaction's writes and allocations are gone ---- */
+static int ab_attempts;
+static uintptr_t ab_alloc[3];
+static long ab_seen_before_write[3];
+static long ab_committed_during;
+static void *ab_a(void *arg)
+{
+    (void)arg;
+    enter(0);
+    SYNC_ATOMIC("test.abort.a") {
+        int k = ab_attempts++;
+        SYNC_READ(Y);
+        long y = Y->v;
+        SYNC_READ(X);
+        ab_seen_before_write[k] = X->v;
+        SYNC_WRITE(X);
+        X->v = 555 + y;
+        cell_ref n = SYNC_ALLOC(cell_t);
+        n->v = 42;
+        X->next = n;
+        ab_alloc[k] = (uintptr_t)n;
+        if (k == 0) {
+            sem_post(&s_b); /* B: change Y and commit */
+            sem_wait(&s_a);
+            ab_committed_during = committed_v(X);
+        }
+    }
+    sync_runtime_stm.thread_exit(&st_a);
+    return NULL;
+}
+static void *ab_b(void *arg)
+{
+    (void)arg;
+    enter(1);
+    sem_wait(&s_b);
+    SYNC_ATOMIC("test.abort.b") {
+        SYNC_WRITE(Y);
+        Y->v = 1;
+    }
+    sem_post(&s_a);
+    sync_runtime_stm.thread_exit(&st_b);
+    return NULL;
+}
+static void test_abort_discards_writes_and_allocations(void **state)
+{
+    (void)state;
+    rt_up(2);
+    ab_attempts = 0;
+    run2(ab_a, ab_b);
+    assert_int_equal(ab_attempts, 2);
+    assert_int_equal(ab_committed_during, 0);      /* nothing of A escaped before commit */
+    assert_int_equal(ab_seen_before_write[1], 0);  /* the retry saw the restored X */
+    assert_int_equal(ab_alloc[1], ab_alloc[0]);    /* the first attempt's object is gone */
+    assert_int_equal(committed_v(X), 556);
+    enter(0);
+    long v = -1, nv = -1;
+    SYNC_ATOMIC("test.abort.check") {
+        SYNC_READ(X);
+        cell_ref n = X->next;
+        SYNC_READ(n);
+        v = X->v;
+        nv = n->v;
+    }
+    sync_runtime_stm.thread_exit(NULL);
+    assert_int_equal(v, 556);
+    assert_int_equal(nv, 42);
+    rt_down();
+}
+
+/* ---- opacity: a transaction that read a stale X never sees a newer Y beside it ---- */
+static long op_x, op_y;
+static int op_attempts;
+static void *op_a(void *arg)
+{
+    (void)arg;
+    enter(0);
+    SYNC_ATOMIC("test.opacity.a") {
+        op_attempts++;
+        SYNC_READ(X);
+        long x = X->v;
+        if (op_attempts == 1) {
+            sem_post(&s_b); /* B: set X = Y = 1 and commit */
+            sem_wait(&s_a);
+        }
+        SYNC_READ(Y);
+        op_x = x;
+        op_y = Y->v;
+    }
+    sync_runtime_stm.thread_exit(&st_a);
+    return NULL;
+}
+static void *op_b(void *arg)
+{
+    (void)arg;
+    enter(1);
+    sem_wait(&s_b);
+    SYNC_ATOMIC("test.opacity.b") {
+        SYNC_WRITE(X);
+        X->v = 1;
+        SYNC_WRITE(Y);
+        Y->v = 1;
+    }
+    sem_post(&s_a);
+    sync_runtime_stm.thread_exit(&st_b);
+    return NULL;
+}
+static void test_opacity_snapshot(void **state)
+{
+    (void)state;
+    rt_up(2);
+    op_attempts = 0;
+    run2(op_a, op_b);
+    assert_int_equal(op_x, op_y);   /* never (0, 1) */
+    assert_int_equal(op_x, 0);      /* read-only: serialised before B, no abort */
+    assert_int_equal(op_attempts, 1);
+    assert_int_equal(committed_v(Y), 1);
+    rt_down();
+}
+
+/* ---- a freed object is not reused while a reader can still see it ---- */
+static uintptr_t fr_obj;
+static int fr_reused_while_reader;
+static long fr_reader_saw;
+static void *fr_a(void *arg)
+{
+    (void)arg;
+    enter(0);
+    SYNC_ATOMIC("test.free.reader") {
+        SYNC_READ(ROOT);
+        cell_ref o = ROOT->next;
+        sem_post(&s_b); /* B: unlink and free o, then allocate a lot */
+        sem_wait(&s_a);
+        SYNC_READ(o);
+        fr_reader_saw = o->v; /* still our snapshot's object */
+    }
+    sync_runtime_stm.thread_exit(&st_a);
+    return NULL;
+}
+static void *fr_b(void *arg)
+{
+    (void)arg;
+    enter(1);
+    sem_wait(&s_b);
+    SYNC_ATOMIC("test.free.unlink") {
+        SYNC_READ(ROOT);
+        cell_ref o = ROOT->next;
+        fr_obj = (uintptr_t)o;
+        SYNC_WRITE(ROOT);
+        ROOT->next = SYNC_NULL;
+        SYNC_FREE(o);
+    }
+    for (int i = 0; i < 200; i++)
+        SYNC_ATOMIC("test.free.alloc") {
+            cell_ref n = SYNC_ALLOC(cell_t);
+            n->v = 99;
+            if ((uintptr_t)n == fr_obj)
+                fr_reused_while_reader = 1;
+        }
+    sem_post(&s_a);
+    sync_runtime_stm.thread_exit(&st_b);
+    return NULL;
+}
+static void test_free_not_reused_while_visible(void **state)
+{
+    (void)state;
+    rt_up(2);
+    fr_reused_while_reader = 0;
+    run2(fr_a, fr_b);
+    assert_int_equal(fr_reused_while_reader, 0);
+    assert_int_equal(fr_reader_saw, 7);
+    /* once no transaction can see it, the memory is reused */
+    enter(1);
+    int reused = 0;
+    for (int i = 0; i < 200 && !reused; i++)
+        SYNC_ATOMIC("test.free.later") {
+            cell_ref n = SYNC_ALLOC(cell_t);
+            reused = (uintptr_t)n == fr_obj;
+        }
+    sync_runtime_stm.thread_exit(NULL);
+    assert_true(reused);
+    rt_down();
+}
+
+/* ---- pages: shared until written, unshared on write and before others' commits ---- */
+static void test_pages_unshared_on_write(void **state)
+{
+    (void)state;
+    rt_up(2);
+    enter(0);
+    assert_false(stm_debug_page_private(0, X));
+    SYNC_ATOMIC("test.page.read") {
+        SYNC_READ(X);
+        assert_int_equal(X->v, 0);
+    }
+    assert_false(stm_debug_page_private(0, X)); /* reading keeps it shared */
+    SYNC_ATOMIC("test.page.write") {
+        SYNC_WRITE(X);
+        X->v = 5;
+    }
+    assert_true(stm_debug_page_private(0, X));
+    sync_runtime_stm.thread_exit(NULL);
+    assert_int_equal(committed_v(X), 5);
+    rt_down();
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_read_write_conflict),
+        cmocka_unit_test(test_write_write_conflict),
+        cmocka_unit_test(test_inevitable_never_aborts),
+        cmocka_unit_test(test_abort_discards_writes_and_allocations),
+        cmocka_unit_test(test_opacity_snapshot),
+        cmocka_unit_test(test_free_not_reused_while_visible),
+        cmocka_unit_test(test_pages_unshared_on_write),
+    };
+    return cmocka_run_group_tests_name("stm protocol", tests, NULL, NULL);
+}
