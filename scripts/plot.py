@@ -1,0 +1,314 @@
+#!/usr/bin/python3
+"""scripts/plot.py RESULTS_DIR - draws the figures of a stmbench results directory.
+
+Reads RESULTS_DIR/runs.csv (and the context JSON beside it for the machine's name) and
+writes PNG and SVG files into RESULTS_DIR/plots/:
+
+  throughput_<w>   ops/s against threads, one line per runtime (median, min-max bars),
+                   seq at 1 thread as a horizontal reference
+  speedup_<w>      throughput over seq at 1 thread, against threads
+  latency_<w>      commit and block latency, p50 and p99, against threads (log y)
+  stm_aborts_unshared   STM aborts per commit and unshared pages against threads
+  overhead_bars    the "n% slower than single-thread" figure, workloads x runtimes
+  throughput_all   the throughput plots of every workload in one figure
+
+Run it with /usr/bin/python3 (Debian's python3-matplotlib). Exit status: 0 ok, 2 bad
+input, 3 matplotlib missing.
+"""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import stmbench_report as rep  # noqa: E402
+
+try:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
+except ImportError:
+    sys.stderr.write("plot.py: matplotlib is missing: run with /usr/bin/python3 "
+                     "(apt-get install python3-matplotlib)\n")
+    sys.exit(3)
+
+# One colour and marker per runtime, the same in every figure.
+STYLE = {
+    "seq": ("#444444", "o"),
+    "mutex": ("#d62728", "s"),
+    "gil": ("#ff7f0e", "^"),
+    "locks": ("#2ca02c", "D"),
+    "stm": ("#1f77b4", "o"),
+}
+EXTRA_COLOURS = ["#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22"]
+
+
+def style(rt, i=[0], cache={}):
+    if rt in STYLE:
+        return STYLE[rt]
+    if rt not in cache:
+        cache[rt] = (EXTRA_COLOURS[i[0] % len(EXTRA_COLOURS)], "v")
+        i[0] += 1
+    return cache[rt]
+
+
+def rate_scale(values):
+    top = max([v for v in values if v] or [1.0])
+    for div, unit in ((1e9, "Gops/s"), (1e6, "Mops/s"), (1e3, "kops/s")):
+        if top >= div:
+            return div, unit
+    return 1.0, "ops/s"
+
+
+def save(fig, outdir, name, made):
+    for ext in ("png", "svg"):
+        path = os.path.join(outdir, "%s.%s" % (name, ext))
+        fig.savefig(path, dpi=110 if ext == "png" else None, bbox_inches="tight")
+        made.append(path)
+    plt.close(fig)
+
+
+def thread_axis(ax, ts):
+    ax.set_xlabel("threads")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    if ts:
+        lo, hi = min(ts), max(ts)
+        pad = max(0.25, 0.05 * (hi - lo))
+        ax.set_xlim(lo - pad, hi + pad)
+    ax.grid(True, alpha=0.3)
+
+
+def draw_throughput(ax, points, w, with_title=True):
+    ts = rep.threads_of(points, w)
+    rts = rep.runtimes_of(points, w)
+    allv = [p.ops_per_s for k, p in points.items() if k[0] == w]
+    div, unit = rate_scale(allv)
+    seq1 = rep.ops(points, w, rep.BASELINE_RT, 1)
+    drew = False
+    for rt in rts:
+        if rt == rep.BASELINE_RT:
+            continue
+        xs, ys, lo, hi = [], [], [], []
+        for t in rep.threads_of(points, w, rt):
+            p = points[(w, rt, t)]
+            v = p.ops_per_s
+            if v is None:
+                continue
+            col = p.col("ops_per_s")
+            xs.append(t)
+            ys.append(v / div)
+            lo.append((v - min(col)) / div)
+            hi.append((max(col) - v) / div)
+        if not xs:
+            continue
+        c, m = style(rt)
+        ax.errorbar(xs, ys, yerr=[lo, hi], color=c, marker=m, capsize=3, label=rt)
+        drew = True
+    if seq1:
+        ax.axhline(seq1 / div, color=style("seq")[0], linestyle="--",
+                   label="seq (1 thread, no sync)")
+        drew = True
+    thread_axis(ax, ts)
+    ax.set_ylabel("throughput (%s, median)" % unit)
+    ax.set_ylim(bottom=0)
+    if with_title:
+        ax.set_title("%s: throughput" % w)
+    if drew:
+        ax.legend(fontsize="small")
+
+
+def fig_throughput(points, w, machine, outdir, made):
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    draw_throughput(ax, points, w, with_title=False)
+    ax.set_title("%s: throughput against threads\n%s" % (w, machine), fontsize="medium")
+    save(fig, outdir, "throughput_%s" % rep.safe_name(w), made)
+
+
+def fig_throughput_all(points, machine, outdir, made):
+    wls = rep.workloads_of(points)
+    if not wls:
+        return
+    cols = 2 if len(wls) > 1 else 1
+    rows = (len(wls) + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(6.5 * cols, 4.2 * rows), squeeze=False)
+    for i, w in enumerate(wls):
+        draw_throughput(axes[i // cols][i % cols], points, w)
+    for j in range(len(wls), rows * cols):
+        axes[j // cols][j % cols].set_visible(False)
+    fig.suptitle("stmbench: throughput against threads — %s" % machine)
+    fig.tight_layout()
+    save(fig, outdir, "throughput_all", made)
+
+
+def fig_speedup(points, w, machine, outdir, made):
+    seq1 = rep.ops(points, w, rep.BASELINE_RT, 1)
+    if not seq1:
+        return
+    ts = rep.threads_of(points, w)
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for rt in rep.runtimes_of(points, w):
+        if rt == rep.BASELINE_RT:
+            continue
+        xs, ys = [], []
+        for t in rep.threads_of(points, w, rt):
+            v = points[(w, rt, t)].ops_per_s
+            if v is not None:
+                xs.append(t)
+                ys.append(v / seq1)
+        if xs:
+            c, m = style(rt)
+            ax.plot(xs, ys, color=c, marker=m, label=rt)
+    ax.axhline(1.0, color=style("seq")[0], linestyle="--", label="seq (1 thread) = 1")
+    if ts and max(ts) > 1:
+        ax.plot([1, max(ts)], [1, max(ts)], color="#999999", linestyle=":",
+                label="ideal (threads × seq)")
+    thread_axis(ax, ts)
+    ax.set_ylim(bottom=0)
+    ax.set_ylabel("speedup over seq at 1 thread (×)")
+    ax.set_title("%s: speedup over sequential code\n%s" % (w, machine), fontsize="medium")
+    ax.legend(fontsize="small")
+    save(fig, outdir, "speedup_%s" % rep.safe_name(w), made)
+
+
+def fig_latency(points, w, machine, outdir, made):
+    ts = rep.threads_of(points, w)
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    any_data = False
+    for ax, what, title in ((axes[0], "commit", "commit step alone"),
+                            (axes[1], "block", "whole atomic block, retries and waits included")):
+        drew = False
+        for rt in rep.runtimes_of(points, w):
+            c, m = style(rt)
+            for q, ls in (("p50", "-"), ("p99", "--")):
+                xs, ys = [], []
+                for t in rep.threads_of(points, w, rt):
+                    v = points[(w, rt, t)].med("%s_%s_ns" % (what, q))
+                    if v is not None and v > 0:     # log axis: zero means "not measured"
+                        xs.append(t)
+                        ys.append(v)
+                if xs:
+                    ax.plot(xs, ys, color=c, marker=m, linestyle=ls, label="%s %s" % (rt, q))
+                    drew = True
+        thread_axis(ax, ts)
+        ax.set_ylabel("%s latency (ns, log scale)" % what)
+        ax.set_title(title, fontsize="medium")
+        if drew:
+            ax.set_yscale("log")
+            any_data = True
+        else:
+            ax.text(0.5, 0.5, "no %s latencies recorded" % what, transform=ax.transAxes,
+                    ha="center", va="center")
+    if not any_data:
+        plt.close(fig)
+        return
+    # One legend for both panels, outside them, so it never hides a line.
+    seen = {}
+    for ax in axes:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            seen.setdefault(lab, h)
+    fig.suptitle("%s: latency p50 (solid) and p99 (dashed) against threads — %s" % (w, machine),
+                 fontsize="medium")
+    fig.tight_layout(rect=(0, 0, 0.88, 1))
+    fig.legend(list(seen.values()), list(seen.keys()), loc="center left",
+               bbox_to_anchor=(0.88, 0.5), fontsize="small")
+    save(fig, outdir, "latency_%s" % rep.safe_name(w), made)
+
+
+def fig_stm(points, machine, outdir, made, rt="stm"):
+    wls = [w for w in rep.workloads_of(points) if (w, rt, 1) in points or
+           any(k[0] == w and k[1] == rt for k in points)]
+    if not wls:
+        return
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    ts_all = set()
+    markers = "osD^v<>"
+    for i, w in enumerate(wls):
+        ts = rep.threads_of(points, w, rt)
+        ts_all.update(ts)
+        apc = [points[(w, rt, t)].aborts_per_commit for t in ts]
+        unsh = [points[(w, rt, t)].med("unshared_pages") for t in ts]
+        m = markers[i % len(markers)]
+        x1 = [t for t, v in zip(ts, apc) if v is not None]
+        axes[0].plot(x1, [v for v in apc if v is not None], marker=m, label=w)
+        x2 = [t for t, v in zip(ts, unsh) if v is not None]
+        axes[1].plot(x2, [v for v in unsh if v is not None], marker=m, label=w)
+    for ax in axes:
+        thread_axis(ax, sorted(ts_all))
+        ax.set_ylim(bottom=0)
+        ax.legend(fontsize="small")
+    axes[0].set_ylabel("aborts per commit (median of runs)")
+    axes[0].set_title("attempts thrown away per committed block", fontsize="medium")
+    axes[1].set_ylabel("unshared pages per run (pages privatised, median)")
+    axes[1].set_title("pages unshared (copy-on-write)", fontsize="medium")
+    fig.suptitle("STM: aborts and page unsharing against threads — %s" % machine,
+                 fontsize="medium")
+    fig.tight_layout()
+    save(fig, outdir, "stm_aborts_unshared", made)
+
+
+def fig_overhead_bars(points, machine, outdir, made):
+    wls = rep.workloads_of(points)
+    rts = [rt for rt in rep.runtimes_of(points) if rt != rep.BASELINE_RT]
+    data = {(w, rt): rep.n_pct(points, w, rt) for w in wls for rt in rts}
+    if not any(v is not None for v in data.values()):
+        return
+    fig, ax = plt.subplots(figsize=(max(7, 1.6 * len(wls) + 3), 4.8))
+    width = 0.8 / max(1, len(rts))
+    for j, rt in enumerate(rts):
+        xs, ys = [], []
+        for i, w in enumerate(wls):
+            v = data[(w, rt)]
+            if v is not None:
+                xs.append(i + (j - (len(rts) - 1) / 2) * width)
+                ys.append(v)
+        bars = ax.bar(xs, ys, width=width * 0.95, color=style(rt)[0], label=rt)
+        for b, v in zip(bars, ys):
+            ax.annotate("%+.0f%%" % v, (b.get_x() + b.get_width() / 2, v),
+                        xytext=(0, 2 if v >= 0 else -10), textcoords="offset points",
+                        ha="center", fontsize="x-small")
+    ax.axhline(0, color="black", linewidth=0.8)
+    ax.set_xticks(range(len(wls)))
+    ax.set_xticklabels(wls)
+    ax.set_xlabel("workload")
+    ax.set_ylabel("n: % slower than seq at 1 thread (lower is better)")
+    ax.set_title("Single-thread cost of each runtime: n = (seq ops/s ÷ runtime ops/s − 1) × 100\n%s"
+                 % machine, fontsize="medium")
+    ax.legend(fontsize="small")
+    ax.grid(True, axis="y", alpha=0.3)
+    ymin, ymax = ax.get_ylim()
+    ax.set_ylim(min(ymin, 0), ymax * 1.1 if ymax > 0 else ymax)
+    save(fig, outdir, "overhead_bars", made)
+
+
+def main(argv):
+    if len(argv) != 2:
+        sys.stderr.write("usage: plot.py RESULTS_DIR\n")
+        return 2
+    d = argv[1]
+    try:
+        rows, ctx = rep.load_dir(d)
+    except rep.InputError as e:
+        sys.stderr.write("plot.py: %s\n" % e)
+        return 2
+    if not rows:
+        sys.stderr.write("plot.py: %s/runs.csv has no rows: nothing to draw\n" % d)
+        return 0
+    points, _ = rep.aggregate(rows)
+    machine = rep.machine_description(ctx, rows)
+    outdir = os.path.join(d, "plots")
+    os.makedirs(outdir, exist_ok=True)
+    made = []
+    plt.rcParams.update({"figure.max_open_warning": 0, "svg.hashsalt": "stmbench"})
+    for w in rep.workloads_of(points):
+        fig_throughput(points, w, machine, outdir, made)
+        fig_speedup(points, w, machine, outdir, made)
+        fig_latency(points, w, machine, outdir, made)
+    fig_stm(points, machine, outdir, made)
+    fig_overhead_bars(points, machine, outdir, made)
+    fig_throughput_all(points, machine, outdir, made)
+    print("plot.py: %d files in %s" % (len(made), outdir))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

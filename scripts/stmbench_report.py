@@ -1,0 +1,558 @@
+#!/usr/bin/python3
+"""scripts/stmbench_report.py - tables computed from stmbench results files.
+
+    stmbench_report.py overhead DIR    DIR/runs.csv -> DIR/overhead.csv, DIR/overhead.md
+    stmbench_report.py conflicts DIR   DIR/conflicts.csv + DIR/runs.csv -> DIR/conflicts.md
+    stmbench_report.py gnuplot DIR     DIR/runs.csv -> DIR/plots/throughput_<w>.dat
+    stmbench_report.py all DIR         all three
+
+Also the library the other scripts import (scripts/plot.py, scripts/regress): reading
+runs.csv by header name (SPEC.md "Results files"; extra columns are allowed), the medians
+per (workload, runtime, threads), the "n% slower than single-thread" figure and the
+machine context JSON the harness writes beside the CSV.
+
+Only the Python standard library. Exit status: 0 ok, 2 bad input (missing file, missing
+columns, unreadable numbers), with a message naming the file and the problem.
+"""
+
+import csv
+import glob
+import json
+import math
+import os
+import statistics
+import sys
+from collections import Counter, defaultdict
+
+RUN_COLUMNS = (
+    "run_id,timestamp,git_rev,host,runtime,workload,params,threads,pin,seed,duration_s,"
+    "ops,ops_per_s,commits,aborts,aborts_write_write,aborts_read_write,aborts_other,"
+    "unshared_pages,commit_p50_ns,commit_p99_ns,block_p50_ns,block_p99_ns,check,cpus"
+).split(",")
+CONFLICT_COLUMNS = "run_id,t_ns,thread,other_thread,kind,object,page,site,wasted_ns".split(",")
+
+# Display order: the baseline first, then from coarse to fine, the STM last.
+RUNTIME_ORDER = ["seq", "mutex", "gil", "locks", "stm"]
+WORKLOAD_ORDER = ["bank", "rbtree", "hashmap", "interp"]
+BASELINE_RT = "seq"
+
+
+class InputError(Exception):
+    """Bad input: the scripts print it and exit 2."""
+
+
+def order_key(order):
+    return lambda name: (order.index(name) if name in order else len(order), name)
+
+
+def runtime_key(name):
+    return order_key(RUNTIME_ORDER)(name)
+
+
+def workload_key(name):
+    return order_key(WORKLOAD_ORDER)(name)
+
+
+# ---------------------------------------------------------------- reading files
+
+def _num(path, lineno, col, text, conv=float):
+    if text is None or text.strip() == "":
+        return None
+    try:
+        v = conv(text)
+    except ValueError:
+        raise InputError("%s:%d: column %s: '%s' is not a number" % (path, lineno, col, text))
+    if isinstance(v, float) and (math.isnan(v) or math.isinf(v)):
+        return None
+    return v
+
+
+NUMERIC = {
+    "threads": int, "seed": int, "duration_s": float, "ops": float, "ops_per_s": float,
+    "commits": float, "aborts": float, "aborts_write_write": float,
+    "aborts_read_write": float, "aborts_other": float, "unshared_pages": float,
+    "commit_p50_ns": float, "commit_p99_ns": float, "block_p50_ns": float,
+    "block_p99_ns": float,
+}
+
+
+def read_runs(path, allow_empty=False):
+    """The rows of a runs CSV as dicts, numeric columns converted (None when empty).
+    Raises InputError for a missing file, a missing required column or a bad number."""
+    if not os.path.isfile(path):
+        raise InputError("%s: no such results file" % path)
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        header = reader.fieldnames or []
+        missing = [c for c in RUN_COLUMNS if c not in header]
+        if missing:
+            raise InputError("%s: not a stmbench runs CSV: missing column(s) %s"
+                             % (path, ", ".join(missing)))
+        rows = []
+        for row in reader:
+            lineno = reader.line_num
+            if row.get("runtime") in (None, "") or row.get("workload") in (None, ""):
+                raise InputError("%s:%d: row without runtime or workload" % (path, lineno))
+            for col, conv in NUMERIC.items():
+                row[col] = _num(path, lineno, col, row.get(col), conv)
+            for col in header:          # extra numeric columns, e.g. ops_per_tx
+                if col not in RUN_COLUMNS and col not in NUMERIC:
+                    v = row.get(col)
+                    try:
+                        row[col] = int(v) if v not in (None, "") and v.lstrip("-").isdigit() else v
+                    except ValueError:
+                        pass
+            if row["threads"] is None:
+                raise InputError("%s:%d: empty threads column" % (path, lineno))
+            rows.append(row)
+    if not rows and not allow_empty:
+        raise InputError("%s: no result rows" % path)
+    return rows
+
+
+def find_context(path):
+    """The machine-context JSON beside a CSV (or in a directory): <base>.context.json,
+    else any *.context.json, else None."""
+    if os.path.isdir(path):
+        d, base = path, "runs"
+    else:
+        d, base = os.path.dirname(path) or ".", os.path.splitext(os.path.basename(path))[0]
+    cands = [os.path.join(d, base + ".context.json")] + sorted(glob.glob(os.path.join(d, "*.context.json")))
+    for c in cands:
+        if os.path.isfile(c):
+            try:
+                with open(c) as f:
+                    return json.load(f)
+            except (OSError, ValueError):
+                continue
+    return None
+
+
+def _walk(obj, prefix=""):
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            yield from _walk(v, (prefix + "." if prefix else "") + str(k).lower())
+    elif isinstance(obj, list):
+        return
+    else:
+        yield prefix, obj
+
+
+def machine_description(ctx, rows=None):
+    """'<CPU model>, <N> cores' from the context JSON (keys found by name, so the
+    harness's layout may change), falling back on the host column."""
+    model = cores = host = None
+    if ctx:
+        items = list(_walk(ctx))
+        for key, v in items:
+            leaf = key.rsplit(".", 1)[-1]
+            if model is None and isinstance(v, str) and v.strip() and (
+                    leaf in ("cpu_model", "model_name", "model", "cpu_name", "cpu", "processor")):
+                model = " ".join(v.split())
+            if cores is None and isinstance(v, (int, float)) and not isinstance(v, bool) and (
+                    leaf in ("cores", "ncores", "n_cores", "num_cores", "core_count", "cores_total")):
+                cores = int(v)
+            if host is None and isinstance(v, str) and leaf in ("host", "hostname"):
+                host = v
+    if host is None and rows:
+        host = rows[0].get("host") or None
+    parts = []
+    if model:
+        parts.append(model)
+    if cores:
+        parts.append("%d core%s" % (cores, "" if cores == 1 else "s"))
+    if not parts:
+        parts.append("host %s" % host if host else "unknown machine")
+    return ", ".join(parts)
+
+
+# ---------------------------------------------------------------- aggregation
+
+def median(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+class Point:
+    """The runs of one (workload, runtime, threads): medians of the passing runs."""
+
+    def __init__(self, workload, runtime, threads):
+        self.workload, self.runtime, self.threads = workload, runtime, threads
+        self.rows = []
+        self.failed = 0
+
+    def add(self, row):
+        if (row.get("check") or "").strip() == "pass":
+            self.rows.append(row)
+        else:
+            self.failed += 1
+
+    def col(self, name):
+        return [r.get(name) for r in self.rows if isinstance(r.get(name), (int, float))]
+
+    def med(self, name):
+        return median(self.col(name))
+
+    @property
+    def ops_per_s(self):
+        return self.med("ops_per_s")
+
+    @property
+    def aborts_per_commit(self):
+        ratios = [r["aborts"] / r["commits"] for r in self.rows
+                  if r.get("aborts") is not None and r.get("commits")]
+        return median(ratios)
+
+
+def aggregate(rows):
+    """{(workload, runtime, threads): Point}, plus {workload: set(params)}."""
+    points = {}
+    params = defaultdict(set)
+    for r in rows:
+        key = (r["workload"], r["runtime"], r["threads"])
+        p = points.get(key)
+        if p is None:
+            p = points[key] = Point(*key)
+        p.add(r)
+        params[r["workload"]].add(r.get("params") or "")
+    return points, params
+
+
+def workloads_of(points):
+    return sorted({k[0] for k in points}, key=workload_key)
+
+
+def runtimes_of(points, workload=None):
+    return sorted({k[1] for k in points if workload is None or k[0] == workload}, key=runtime_key)
+
+
+def threads_of(points, workload=None, runtime=None):
+    return sorted({k[2] for k in points
+                   if (workload is None or k[0] == workload) and (runtime is None or k[1] == runtime)})
+
+
+def ops(points, w, rt, t):
+    p = points.get((w, rt, t))
+    return p.ops_per_s if p else None
+
+
+def n_pct(points, w, rt):
+    """SPEC.md: n = (ops_per_s(seq, 1) / ops_per_s(R, 1) - 1) x 100; None if unknown."""
+    s, r = ops(points, w, BASELINE_RT, 1), ops(points, w, rt, 1)
+    if not s or not r:
+        return None
+    return (s / r - 1.0) * 100.0
+
+
+def ratio(a, b):
+    return a / b if a is not None and b else None
+
+
+def overhead_rows(points):
+    out = []
+    for w in workloads_of(points):
+        seq1 = ops(points, w, BASELINE_RT, 1)
+        for rt in runtimes_of(points, w):
+            own1 = ops(points, w, rt, 1)
+            n = n_pct(points, w, rt)
+            for t in threads_of(points, w, rt):
+                p = points[(w, rt, t)]
+                v = p.ops_per_s
+                xs = p.col("ops_per_s")
+                out.append({
+                    "workload": w, "runtime": rt, "threads": t,
+                    "ops_per_s_median": v,
+                    "n_pct": n,
+                    "speedup_self": ratio(v, own1),
+                    "speedup_seq": ratio(v, seq1),
+                    "aborts_per_commit": p.aborts_per_commit,
+                    "runs": len(p.rows),
+                    "checks_failed": p.failed,
+                    "ops_per_s_min": min(xs) if xs else None,
+                    "ops_per_s_max": max(xs) if xs else None,
+                    "unshared_pages_median": p.med("unshared_pages"),
+                    "commit_p50_ns": p.med("commit_p50_ns"),
+                    "commit_p99_ns": p.med("commit_p99_ns"),
+                    "block_p50_ns": p.med("block_p50_ns"),
+                    "block_p99_ns": p.med("block_p99_ns"),
+                })
+    return out
+
+
+OVERHEAD_COLUMNS = ["workload", "runtime", "threads", "ops_per_s_median", "n_pct",
+                    "speedup_self", "speedup_seq", "aborts_per_commit", "runs",
+                    "checks_failed", "ops_per_s_min", "ops_per_s_max",
+                    "unshared_pages_median", "commit_p50_ns", "commit_p99_ns",
+                    "block_p50_ns", "block_p99_ns"]
+
+
+def _csvval(v):
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        return "%.6g" % v
+    return str(v)
+
+
+# ---------------------------------------------------------------- formatting
+
+def fmt_rate(v):
+    if v is None:
+        return "n/a"
+    for div, unit in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(v) >= div:
+            return "%.3g %s" % (v / div, unit)
+    return "%.3g" % v
+
+
+def fmt_ns(v):
+    if v is None:
+        return "n/a"
+    for div, unit in ((1e9, "s"), (1e6, "ms"), (1e3, "µs")):
+        if v >= div:
+            return "%.3g %s" % (v / div, unit)
+    return "%.0f ns" % v
+
+
+def fmt_pct(v):
+    return "n/a" if v is None else "%+.0f%%" % v
+
+
+def fmt_x(v):
+    return "n/a" if v is None else "×%.2f" % v
+
+
+def fmt_g(v, digits=3):
+    return "n/a" if v is None else "%.*g" % (digits, v)
+
+
+def md_table(header, rows, align=None):
+    """A Markdown table; align: one letter per column, l or r (default: first column
+    left, the others right)."""
+    align = align or "l" + "r" * (len(header) - 1)
+    lines = ["| " + " | ".join(header) + " |",
+             "|" + "|".join("---:" if a == "r" else "---" for a in align) + "|"]
+    for r in rows:
+        lines.append("| " + " | ".join(str(c) for c in r) + " |")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- overhead table
+
+def write_overhead(d, rows, ctx):
+    points, params = aggregate(rows)
+    orows = overhead_rows(points)
+    with open(os.path.join(d, "overhead.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(OVERHEAD_COLUMNS)
+        for r in orows:
+            w.writerow([_csvval(r[c]) for c in OVERHEAD_COLUMNS])
+
+    wls = workloads_of(points)
+    rts = runtimes_of(points)
+    revs = sorted({r.get("git_rev") or "" for r in rows} - {""})
+    reps = sorted({len(p.rows) for p in points.values()})
+    out = ["# stmbench: the cost of each runtime against plain sequential code", "",
+           "Machine: %s. Revision: %s. Runs per point: %s (medians). Source: `runs.csv`."
+           % (machine_description(ctx, rows), ", ".join(revs) or "unknown",
+              "/".join(str(x) for x in reps) or "0"), "",
+           "## n% slower than single-thread", "",
+           "`n = (ops/s of seq at 1 thread / ops/s of the runtime at 1 thread - 1) × 100`, "
+           "both from this run: how much slower a program gets on one core by using the "
+           "runtime instead of no synchronisation at all. Lower is better; around 0 the "
+           "difference is within noise.", ""]
+    hdr = ["workload"] + [rt for rt in rts if rt != BASELINE_RT]
+    body = []
+    for w in wls:
+        body.append([w] + [fmt_pct(n_pct(points, w, rt)) if (w, rt, 1) in points else "–"
+                           for rt in rts if rt != BASELINE_RT])
+    out += [md_table(hdr, body), ""]
+
+    out += ["## Throughput and speedup by thread count", "",
+            "ops/s: median of the passing runs (min–max in brackets). *× own*: speedup over "
+            "the same runtime at 1 thread; *× seq*: over seq at 1 thread (above 1 means the "
+            "runtime beats the sequential program). Aborts per commit: attempts thrown away "
+            "per committed atomic block.", ""]
+    for w in wls:
+        ps = sorted(params.get(w, {""}))
+        out += ["### %s" % w, ""]
+        if any(ps):
+            out += ["Parameters: %s" % "; ".join("`%s`" % p for p in ps if p), ""]
+        body = []
+        for r in orows:
+            if r["workload"] != w:
+                continue
+            rng = ("%s–%s" % (fmt_rate(r["ops_per_s_min"]), fmt_rate(r["ops_per_s_max"]))
+                   if r["runs"] > 1 else "")
+            body.append([r["runtime"], r["threads"],
+                         fmt_rate(r["ops_per_s_median"]) + (" (%s)" % rng if rng else ""),
+                         fmt_pct(r["n_pct"]) if r["threads"] == 1 else "",
+                         fmt_x(r["speedup_self"]), fmt_x(r["speedup_seq"]),
+                         fmt_g(r["aborts_per_commit"]), fmt_ns(r["block_p99_ns"]),
+                         "%d/%d" % (r["runs"], r["runs"] + r["checks_failed"])])
+        out += [md_table(["runtime", "threads", "ops/s", "n%", "× own", "× seq",
+                          "aborts/commit", "block p99", "runs passed"], body), ""]
+    bad = [p for p in points.values() if p.failed]
+    if bad:
+        out += ["## Failed checks", "",
+                "These runs failed their invariant check and are left out of the medians:", ""]
+        for p in sorted(bad, key=lambda p: (workload_key(p.workload), runtime_key(p.runtime), p.threads)):
+            out.append("- %s %s threads=%d: %d run(s)" % (p.workload, p.runtime, p.threads, p.failed))
+        out.append("")
+    with open(os.path.join(d, "overhead.md"), "w") as f:
+        f.write("\n".join(out))
+    return orows
+
+
+# ---------------------------------------------------------------- conflict report
+
+TOP = 10
+
+
+def write_conflicts(d, rows, ctx):
+    path = os.path.join(d, "conflicts.csv")
+    runs = {r["run_id"]: r for r in rows}
+    out = ["# stmbench conflict report", "",
+           "Machine: %s. Source: `conflicts.csv` (one row per abort) joined with `runs.csv` "
+           "on run_id." % machine_description(ctx, rows), "",
+           "How to read it: every abort threw away the work of one atomic block, which then "
+           "ran again. *site* is the workload's label of the atomic block that aborted; "
+           "*object* and *page* are where the conflict was detected (the object another "
+           "transaction wrote, and its page). *kind*: write-write (two transactions wrote the "
+           "same object), read-write (this one read what another committed), inevitable (it "
+           "gave way to an inevitable transaction), other. *wasted* is the time spent in the "
+           "attempts thrown away; *% of thread time* divides it by the threads' total run "
+           "time. To make a program scale, start with the top site and the top object: that "
+           "is the shared datum to split, pad, or stop writing on every transaction "
+           "(counters, sizes, a root pointer). Many conflicts on one page but spread over "
+           "objects point at unrelated objects that only share a page.", ""]
+    if not os.path.isfile(path):
+        out += ["No `conflicts.csv` in this directory: nothing to report.", ""]
+        with open(os.path.join(d, "conflicts.md"), "w") as f:
+            f.write("\n".join(out))
+        return
+    groups = defaultdict(lambda: {"n": 0, "wasted": 0.0, "kinds": Counter(), "threads": Counter(),
+                                  "site": defaultdict(lambda: [0, 0.0, Counter()]),
+                                  "object": defaultdict(lambda: [0, 0.0, Counter()]),
+                                  "page": defaultdict(lambda: [0, 0.0, Counter()]),
+                                  "runs": set()})
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        missing = [c for c in CONFLICT_COLUMNS if c not in (reader.fieldnames or [])]
+        if missing:
+            raise InputError("%s: not a stmbench conflicts CSV: missing column(s) %s"
+                             % (path, ", ".join(missing)))
+        for c in reader:
+            run = runs.get(c["run_id"])
+            key = (run["workload"], run["runtime"]) if run else ("(run not in runs.csv)", "?")
+            g = groups[key]
+            wasted = _num(path, reader.line_num, "wasted_ns", c["wasted_ns"]) or 0.0
+            kind = c["kind"] or "other"
+            g["n"] += 1
+            g["wasted"] += wasted
+            g["kinds"][kind] += 1
+            g["runs"].add(c["run_id"])
+            if run:
+                g["threads"][run["threads"]] += 1
+            for col in ("site", "object", "page"):
+                e = g[col][c[col] or "(none)"]
+                e[0] += 1
+                e[1] += wasted
+                e[2][kind] += 1
+    if not groups:
+        out += ["No aborts were recorded: no runtime threw work away in these runs.", ""]
+    # Thread time of the runs of each (workload, runtime), for the wasted share.
+    thread_time = defaultdict(float)
+    runs_count = defaultdict(int)
+    for r in rows:
+        if r.get("duration_s") and r.get("threads"):
+            thread_time[(r["workload"], r["runtime"])] += r["duration_s"] * r["threads"] * 1e9
+            runs_count[(r["workload"], r["runtime"])] += 1
+
+    def kinds_str(cnt):
+        return ", ".join("%s %d" % (k, n) for k, n in cnt.most_common())
+
+    for key in sorted(groups, key=lambda k: (workload_key(k[0]), runtime_key(k[1]))):
+        g = groups[key]
+        w, rt = key
+        tt = thread_time.get(key)
+        out += ["## %s — %s" % (w, rt), "",
+                "%d aborts in %d of %d runs; wasted %s in all%s. By kind: %s. By thread count: %s."
+                % (g["n"], len(g["runs"]), runs_count.get(key, 0), fmt_ns(g["wasted"]),
+                   " (%.2g%% of thread time)" % (100.0 * g["wasted"] / tt) if tt else "",
+                   kinds_str(g["kinds"]),
+                   ", ".join("%s threads: %d" % (t, n) for t, n in sorted(g["threads"].items())) or "n/a"),
+                ""]
+        for col, title in (("site", "Top atomic blocks (sites)"), ("object", "Top objects"),
+                           ("page", "Top pages")):
+            items = sorted(g[col].items(), key=lambda kv: (-kv[1][0], -kv[1][1], kv[0]))
+            body = [["`%s`" % name, n, "%.1f%%" % (100.0 * n / g["n"]), fmt_ns(ws),
+                     kinds_str(kc)] for name, (n, ws, kc) in items[:TOP]]
+            more = len(items) - TOP
+            out += ["**%s**%s" % (title, " (%d more not shown)" % more if more > 0 else ""), "",
+                    md_table([col, "aborts", "share", "wasted", "kinds"], body, "lrrrl"), ""]
+    with open(os.path.join(d, "conflicts.md"), "w") as f:
+        f.write("\n".join(out))
+
+
+# ---------------------------------------------------------------- gnuplot data
+
+def safe_name(s):
+    return "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in s)
+
+
+def write_gnuplot_data(d, rows):
+    """DIR/plots/throughput_<w>.dat: 'threads <rt>...' columns in Mops/s, NaN where no
+    point; seq's 1-thread figure repeated on every line (drawn as a horizontal line)."""
+    points, _ = aggregate(rows)
+    pd = os.path.join(d, "plots")
+    os.makedirs(pd, exist_ok=True)
+    made = []
+    for w in workloads_of(points):
+        rts = runtimes_of(points, w)
+        ts = threads_of(points, w)
+        seq1 = ops(points, w, BASELINE_RT, 1)
+        cols = [rt for rt in rts if rt != BASELINE_RT]
+        name = os.path.join(pd, "throughput_%s.dat" % safe_name(w))
+        with open(name, "w") as f:
+            hdr = ["threads"] + cols + (["seq(1-thread)"] if seq1 else [])
+            f.write(" ".join('"%s"' % h for h in hdr) + "\n")
+            for t in ts:
+                vals = [ops(points, w, rt, t) for rt in cols] + ([seq1] if seq1 else [])
+                f.write("%d %s\n" % (t, " ".join("NaN" if v is None else "%.6g" % (v / 1e6) for v in vals)))
+        made.append((w, name, len(hdr), 1 if seq1 else 0))
+    return made
+
+
+# ---------------------------------------------------------------- main
+
+def load_dir(d):
+    if not os.path.isdir(d):
+        raise InputError("%s: no such results directory" % d)
+    rows = read_runs(os.path.join(d, "runs.csv"), allow_empty=True)
+    return rows, find_context(d)
+
+
+def main(argv):
+    cmds = ("overhead", "conflicts", "gnuplot", "all")
+    if len(argv) != 3 or argv[1] not in cmds:
+        sys.stderr.write("usage: %s {%s} RESULTS_DIR\n" % (argv[0], "|".join(cmds)))
+        return 2
+    cmd, d = argv[1], argv[2]
+    try:
+        rows, ctx = load_dir(d)
+        if cmd in ("overhead", "all"):
+            write_overhead(d, rows, ctx)
+        if cmd in ("conflicts", "all"):
+            write_conflicts(d, rows, ctx)
+        if cmd in ("gnuplot", "all"):
+            for w, name, ncols, hasseq in write_gnuplot_data(d, rows):
+                print("%s\t%s\t%d\t%d" % (w, name, ncols, hasseq))
+    except InputError as e:
+        sys.stderr.write("stmbench_report: %s\n" % e)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
