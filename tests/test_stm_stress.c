@@ -1,0 +1,266 @@
+/*
+ * tests/test_stm_stress.c - randomized stress of the STM with invariant checks, with
+ * and without chaos mode (STM_CHAOS), at 2 threads and at more threads than cores:
+ *  - bank: transfers between random accounts and audits whose total is checked
+ *    inside every audit transaction (aborted attempts included: opacity);
+ *  - lost update: every thread increments one shared counter and its own counter;
+ *  - churn: a shared linked list with inserts and deletes (allocation and freeing
+ *    under contention), its length and sum checked inside every traversal.
+ * STRESS_SCALE (environment) multiplies the iteration counts (make stress uses it).
+ */
+#define SYNC_RT_STM
+#include "runtime/sync.h"
+#include "runtime/stm/stm_internal.h"
+
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <cmocka.h>
+
+typedef struct acct {
+    SYNC_OBJECT_HEADER;
+    long balance;
+} acct_t;
+typedef SYNC_REF(acct_t) acct_ref;
+
+typedef struct node {
+    SYNC_OBJECT_HEADER;
+    long key;
+    SYNC_REF(struct node) next;
+} node_t;
+typedef SYNC_REF(node_t) node_ref;
+
+typedef struct list {
+    SYNC_OBJECT_HEADER;
+    long len, sum;
+    node_ref head;
+} list_t;
+typedef SYNC_REF(list_t) list_ref;
+
+#define NACCTS 64
+#define INITIAL 1000
+static acct_ref accts[NACCTS];
+static acct_ref counter;
+static acct_ref own[64];
+static list_ref list;
+static atomic_long violations;
+static long iters;
+static struct sync_stats total;
+static pthread_mutex_t total_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_barrier_t gate;
+
+static long scale(void)
+{
+    const char *s = getenv("STRESS_SCALE");
+    long v = s ? atol(s) : 1;
+    return v > 0 ? v : 1;
+}
+
+static void setup(int nthreads, const char *chaos)
+{
+    if (chaos)
+        setenv("STM_CHAOS", chaos, 1);
+    else
+        unsetenv("STM_CHAOS");
+    char err[256] = "";
+    struct sync_config cfg = {.nthreads = nthreads, .heap_bytes = 256u << 20};
+    assert_int_equal(sync_runtime_stm.init(&cfg, err, sizeof err), 0);
+    assert_int_equal(sync_runtime_stm.thread_enter(0, err, sizeof err), 0);
+    SYNC_ATOMIC("stress.setup") {
+        for (int i = 0; i < NACCTS; i++) {
+            accts[i] = SYNC_ALLOC(acct_t);
+            accts[i]->balance = INITIAL;
+        }
+        counter = SYNC_ALLOC(acct_t);
+        for (int i = 0; i < 64; i++)
+            own[i] = SYNC_ALLOC(acct_t);
+        list = SYNC_ALLOC(list_t);
+    }
+    sync_runtime_stm.thread_exit(NULL);
+    atomic_store(&violations, 0);
+    sync_stats_free(&total);
+    memset(&total, 0, sizeof total);
+}
+
+static void teardown(void)
+{
+    sync_runtime_stm.fini();
+    unsetenv("STM_CHAOS");
+}
+
+static uint64_t xs(uint64_t *s)
+{
+    uint64_t x = *s;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return *s = x;
+}
+
+static void *worker(void *arg)
+{
+    int tid = (int)(intptr_t)arg;
+    char err[256];
+    if (sync_runtime_stm.thread_enter(tid, err, sizeof err) != 0) {
+        atomic_fetch_add(&violations, 1000000);
+        return NULL;
+    }
+    uint64_t rng = 0x1234567ull * (uint64_t)(tid + 1);
+    pthread_barrier_wait(&gate); /* all threads start together, so they overlap */
+    for (long i = 0; i < iters; i++) {
+        uint64_t r = xs(&rng);
+        int op = (int)(r % 10);
+        if (op < 5) {               /* transfer */
+            int a = (int)((r >> 8) % NACCTS), b = (int)((r >> 20) % NACCTS);
+            if (a == b)
+                b = (b + 1) % NACCTS;
+            long amt = (long)((r >> 32) % 50);
+            SYNC_ATOMIC("stress.transfer") {
+                SYNC_WRITE(accts[a]);
+                SYNC_WRITE(accts[b]);
+                accts[a]->balance -= amt;
+                accts[b]->balance += amt;
+            }
+        } else if (op < 6) {        /* audit, checked inside the transaction */
+            SYNC_ATOMIC("stress.audit") {
+                long sum = 0;
+                for (int k = 0; k < NACCTS; k++) {
+                    SYNC_READ(accts[k]);
+                    sum += accts[k]->balance;
+                }
+                if (sum != (long)NACCTS * INITIAL)
+                    atomic_fetch_add(&violations, 1);
+            }
+        } else if (op < 8) {        /* lost-update counters */
+            SYNC_ATOMIC("stress.counter") {
+                SYNC_WRITE(counter);
+                counter->balance++;
+                SYNC_WRITE(own[tid]);
+                own[tid]->balance++;
+            }
+        } else if (op < 9) {        /* list insert at head or delete the head */
+            long key = (long)(r >> 16) % 1000;
+            int del = (r >> 40) & 1;
+            SYNC_ATOMIC("stress.list") {
+                SYNC_READ(list);
+                if (del && list->head) {
+                    node_ref h = list->head;
+                    SYNC_READ(h);
+                    SYNC_WRITE(list);
+                    list->head = h->next;
+                    list->len--;
+                    list->sum -= h->key;
+                    SYNC_FREE(h);
+                } else {
+                    node_ref n = SYNC_ALLOC(node_t);
+                    n->key = key;
+                    SYNC_WRITE(list);
+                    n->next = list->head;
+                    list->head = n;
+                    list->len++;
+                    list->sum += key;
+                }
+            }
+        } else {                    /* list traversal, checked inside */
+            SYNC_ATOMIC("stress.walk") {
+                SYNC_READ(list);
+                long len = 0, sum = 0;
+                for (node_ref n = list->head; n && len <= list->len; n = n->next) {
+                    SYNC_READ(n);
+                    len++;
+                    sum += n->key;
+                }
+                if (len != list->len || sum != list->sum)
+                    atomic_fetch_add(&violations, 1);
+            }
+        }
+    }
+    struct sync_stats st = {0};
+    sync_runtime_stm.thread_exit(&st);
+    pthread_mutex_lock(&total_lock);
+    sync_stats_merge(&total, &st);
+    pthread_mutex_unlock(&total_lock);
+    return NULL;
+}
+
+static void run(int nthreads, const char *chaos, long n)
+{
+    setup(nthreads, chaos);
+    iters = n * scale();
+    pthread_t th[64];
+    pthread_barrier_init(&gate, NULL, (unsigned)nthreads);
+    for (int t = 0; t < nthreads; t++)
+        pthread_create(&th[t], NULL, worker, (void *)(intptr_t)t);
+    for (int t = 0; t < nthreads; t++)
+        pthread_join(th[t], NULL);
+    pthread_barrier_destroy(&gate);
+
+    assert_int_equal(atomic_load(&violations), 0);
+    char err[256];
+    assert_int_equal(sync_runtime_stm.thread_enter(0, err, sizeof err), 0);
+    long sum = 0, cnt = 0, owns = 0, len = 0, lsum = 0, llen = 0, lstored = 0;
+    SYNC_ATOMIC("stress.check") {
+        sum = 0;
+        for (int k = 0; k < NACCTS; k++) {
+            SYNC_READ(accts[k]);
+            sum += accts[k]->balance;
+        }
+        SYNC_READ(counter);
+        cnt = counter->balance;
+        owns = 0;
+        for (int t = 0; t < nthreads; t++) {
+            SYNC_READ(own[t]);
+            owns += own[t]->balance;
+        }
+        SYNC_READ(list);
+        len = lsum = 0;
+        for (node_ref p = list->head; p; p = p->next) {
+            SYNC_READ(p);
+            len++;
+            lsum += p->key;
+        }
+        llen = list->len;
+        lstored = list->sum;
+    }
+    sync_runtime_stm.thread_exit(NULL);
+    assert_int_equal(sum, (long)NACCTS * INITIAL);
+    assert_int_equal(cnt, owns);          /* no lost update on the shared counter */
+    assert_true(cnt > 0);
+    assert_int_equal(len, llen);
+    assert_int_equal(lsum, lstored);
+    assert_int_equal(total.commits, (unsigned long long)nthreads * iters);
+    if (chaos)
+        assert_true(sync_stats_aborts(&total) > 0); /* chaos forces the abort paths */
+    print_message("threads=%d chaos=%s iters=%ld commits=%llu aborts=%llu (ww %llu rw %llu "
+                  "inev %llu other %llu) inevitable=%llu unshared=%llu\n",
+                  nthreads, chaos ? chaos : "off", iters, (unsigned long long)total.commits,
+                  (unsigned long long)sync_stats_aborts(&total),
+                  (unsigned long long)total.aborts[SYNC_ABORT_WRITE_WRITE],
+                  (unsigned long long)total.aborts[SYNC_ABORT_READ_WRITE],
+                  (unsigned long long)total.aborts[SYNC_ABORT_INEVITABLE],
+                  (unsigned long long)total.aborts[SYNC_ABORT_OTHER],
+                  (unsigned long long)total.inevitable, (unsigned long long)total.unshared_pages);
+    sync_stats_free(&total);
+    teardown();
+}
+
+static void test_2_threads(void **s) { (void)s; run(2, NULL, 300000); }
+static void test_2_threads_chaos(void **s) { (void)s; run(2, "7", 20000); }
+static void test_8_threads(void **s) { (void)s; run(8, NULL, 60000); }
+static void test_8_threads_chaos(void **s) { (void)s; run(8, "11", 3000); }
+static void test_1_thread(void **s) { (void)s; run(1, NULL, 20000); }
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_1_thread),
+        cmocka_unit_test(test_2_threads),
+        cmocka_unit_test(test_2_threads_chaos),
+        cmocka_unit_test(test_8_threads),
+        cmocka_unit_test(test_8_threads_chaos),
+    };
+    return cmocka_run_group_tests_name("stm stress", tests, NULL, NULL);
+}
