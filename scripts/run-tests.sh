@@ -2,15 +2,31 @@
 # scripts/run-tests.sh BUILD - runs every cmocka test program in BUILD/tests and ends
 # with one summary line "N passed, M failed" (test cases, from cmocka's own counts).
 # Exits non-zero if any test case or program failed.
+# The STM protocol tests also run once under valgrind's memcheck, where wrgsbase is
+# unavailable (the runtime falls back to arch_prctl) and memory errors fail the run.
 set -u
 build=${1:-build}
 passed=0 failed=0 bad_progs=()
+runs=()
 for t in "$build"/tests/test_*; do
-    [ -x "$t" ] || continue
-    name=$(basename "$t")
+    [ -x "$t" ] && runs+=("$t")
+done
+runs+=("valgrind:$build/tests/test_stm")
+for t in "${runs[@]}"; do
     log=$(mktemp)
-    echo "=== $name"
-    timeout 600 "$t" >"$log" 2>&1
+    case "$t" in
+    valgrind:*)
+        t=${t#valgrind:}
+        name="$(basename "$t") under valgrind memcheck"
+        echo "=== $name"
+        timeout 600 valgrind -q --error-exitcode=99 "$t" >"$log" 2>&1
+        ;;
+    *)
+        name=$(basename "$t")
+        echo "=== $name"
+        timeout 600 "$t" >"$log" 2>&1
+        ;;
+    esac
     rc=$?
     cat "$log"
     p=$(grep -E '^\[  PASSED  \] [0-9]+ test' "$log" | awk '{s+=$4} END {print s+0}')
