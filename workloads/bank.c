@@ -1,0 +1,162 @@
+/*
+ * workloads/bank.c - the bank workload, written once against runtime/sync.h and
+ * compiled for seq, mutex, gil and stm (its fine-grained locks variant is bank_locks.c).
+ *
+ * Accounts are shared-heap objects; the array of references to them is plain memory
+ * written only in setup and read-only afterwards. An atomic block runs --ops-per-tx
+ * operations, each a transfer (from != to, amount 1..100, balances may go negative)
+ * or an audit that reads every account and compares the sum with the invariant total
+ * inside the block, so a torn snapshot is reported even by an attempt that the STM
+ * later throws away.
+ *
+ * Rules kept for runtimes that re-run blocks (stm): the ops of a block are drawn from
+ * a seed taken before the block; every variable changed inside a block is declared
+ * inside it (or is only assigned, never accumulated, like `sum` in bank_check); the
+ * only thing outside a block changed from inside is the thread's failure record
+ * (wl_fail), which must survive an abort.
+ */
+#include "runtime/sync.h"
+#include "workloads/lib/bank_common.h"
+#include "workloads/workload.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+struct bank_account {
+    SYNC_OBJECT_HEADER;
+    long balance;
+};
+typedef SYNC_REF(struct bank_account) bank_ref;
+
+struct bank_ctx {
+    long naccounts;
+    long transfer_pct;
+    long ops_per_tx;
+    long total;               /* the conserved sum of all balances */
+    bank_ref *acc;            /* immutable after setup */
+};
+
+static void *bank_setup(const struct wl_args *a, char *err, size_t errlen)
+{
+    struct bank_ctx *c = calloc(1, sizeof *c);
+    long n = a->ival[BANK_K_ACCOUNTS];
+    if (c)
+        c->acc = malloc((size_t)n * sizeof *c->acc);
+    if (!c || !c->acc) {
+        snprintf(err, errlen, "out of memory for %ld accounts", n);
+        free(c);
+        return NULL;
+    }
+    c->naccounts = n;
+    c->transfer_pct = a->ival[BANK_K_TRANSFER_PCT];
+    c->ops_per_tx = a->ops_per_tx;
+    c->total = n * BANK_INITIAL_BALANCE;
+    for (long base = 0; base < n; base += BANK_SETUP_CHUNK) {
+        long end = base + BANK_SETUP_CHUNK < n ? base + BANK_SETUP_CHUNK : n;
+        SYNC_ATOMIC("bank.setup") {
+            /* Re-running this block re-allocates and re-stores the same slots. */
+            for (long i = base; i < end; i++) {
+                bank_ref r = SYNC_ALLOC(struct bank_account);
+                r->balance = BANK_INITIAL_BALANCE;     /* new in this block: no barrier */
+                c->acc[i] = r;
+            }
+        }
+    }
+    return c;
+}
+
+/* The body of one block: k ops drawn from seed. Inlined into the block. */
+static inline __attribute__((always_inline)) void
+bank_ops(const struct bank_ctx *c, struct wl_thread *t, uint64_t seed, long k)
+{
+    uint64_t s = seed;
+    for (long j = 0; j < k; j++) {
+        struct bank_op op;
+        bank_draw(&s, c->naccounts, c->transfer_pct, &op);
+        if (op.audit) {
+            long sum = 0;
+            for (long i = 0; i < c->naccounts; i++) {
+                bank_ref r = c->acc[i];
+                SYNC_READ(r);
+                sum += r->balance;
+            }
+            if (SYNC_UNLIKELY(sum != c->total))
+                wl_fail(t, "bank: an audit saw total %ld, expected %ld", sum, c->total);
+        } else {
+            bank_ref from = c->acc[op.from], to = c->acc[op.to];
+            SYNC_WRITE(from);
+            from->balance -= op.amount;
+            SYNC_WRITE(to);
+            to->balance += op.amount;
+        }
+    }
+}
+
+static uint64_t bank_block(struct bank_ctx *c, struct wl_thread *t)
+{
+    long k = wl_batch(t, c->ops_per_tx);
+    uint64_t seed = bank_block_seed(t);
+    uint64_t s0 = seed;
+    struct bank_op first;
+    bank_draw(&s0, c->naccounts, c->transfer_pct, &first);   /* names the block's site */
+    SYNC_ATOMIC(first.audit ? "bank.audit" : "bank.transfer") {
+        bank_ops(c, t, seed, k);
+    }
+    return (uint64_t)k;
+}
+
+static void bank_thread_run(void *ctx, struct wl_thread *t)
+{
+    struct bank_ctx *c = ctx;
+    WL_LOOP(c, t, bank_block);
+}
+
+static int bank_check(void *ctx, struct wl_thread *threads, int nthreads, char *msg,
+                      size_t msglen)
+{
+    (void)threads; (void)nthreads;
+    const struct bank_ctx *c = ctx;
+    long sum = 0;
+    SYNC_ATOMIC("bank.check") {
+        long s = 0;
+        for (long i = 0; i < c->naccounts; i++) {
+            bank_ref r = c->acc[i];
+            SYNC_READ(r);
+            s += r->balance;
+        }
+        sum = s;
+    }
+    if (sum != c->total) {
+        snprintf(msg, msglen, "bank: total not conserved: %ld after the run, expected %ld", sum,
+                 c->total);
+        return -1;
+    }
+    return 0;
+}
+
+static void bank_teardown(void *ctx)
+{
+    struct bank_ctx *c = ctx;
+    for (long base = 0; base < c->naccounts; base += BANK_SETUP_CHUNK) {
+        long end = base + BANK_SETUP_CHUNK < c->naccounts ? base + BANK_SETUP_CHUNK : c->naccounts;
+        SYNC_ATOMIC("bank.teardown") {
+            for (long i = base; i < end; i++)
+                SYNC_FREE(c->acc[i]);
+        }
+    }
+    free(c->acc);
+    free(c);
+}
+
+WORKLOAD_EXPORT(bank, SYNC_RT_ID) = {
+    .name = "bank",
+    .runtime = SYNC_RT_NAME,
+    .summary = BANK_SUMMARY,
+    .knobs = bank_knobs,
+    .nknobs = BANK_NKNOBS,
+    .validate = bank_validate,
+    .setup = bank_setup,
+    .thread_run = bank_thread_run,
+    .check = bank_check,
+    .teardown = bank_teardown,
+};
