@@ -180,9 +180,9 @@ void results_identify(struct results_row *r)
              (unsigned)getpid(), c);
     struct tm tm;
     gmtime_r(&ts.tv_sec, &tm);
-    snprintf(r->timestamp, sizeof r->timestamp, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ",
+    snprintf(r->timestamp, sizeof r->timestamp, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
              tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-             ts.tv_nsec / 1000000);
+             (int)(ts.tv_nsec / 1000000));
     if (gethostname(r->host, sizeof r->host) != 0)
         snprintf(r->host, sizeof r->host, "unknown");
     r->host[sizeof r->host - 1] = '\0';

@@ -19,7 +19,7 @@ struct hwloc_topology;
 /* Everything one CSV row says. */
 struct results_row {
     char run_id[48];
-    char timestamp[40];
+    char timestamp[96];
     const char *git_rev;
     char host[128];
     const char *runtime, *workload;
