@@ -1,15 +1,263 @@
-/* runtime/gil/gil.c - TEMPORARY placeholder (being written): never hands off. */
+/*
+ * runtime/gil/gil.c - a CPython-style (3.2+) global interpreter lock.
+ *
+ * State (all of it global, reset by gil_init):
+ *   gil_mu            the pthread mutex that protects every field below except
+ *                     gil_drop_request.
+ *   g.locked          1 while some thread holds the GIL.
+ *   g.holder          tid of that thread (-1 when free); diagnostics and tests.
+ *   g.switch_number   incremented each time a thread takes the GIL ("a hand-over").
+ *   g.nwaiters        threads inside gil_take() that have not got the GIL yet.
+ *   g.forced          1 when the last release was a drop on request (_gil_yield);
+ *                     the next taker counts a hand-off and clears it.
+ *   gil_drop_request  set by a waiter whose switch interval expired without any
+ *                     hand-over; cleared by whoever takes the GIL. Atomic because the
+ *                     holder polls it without the mutex at every sync_tick().
+ *   gil_cond          signalled when the GIL is released (waiters wait on it with a
+ *                     timeout of one switch interval).
+ *   gil_switch_cond   broadcast when the GIL is taken (a dropper waits on it for the
+ *                     switch number to change).
+ *
+ * Invariants:
+ *   I1 (exclusion) at most one thread has gil_self.holding == 1, and it is the thread
+ *      g.holder names; g.locked == 1 exactly then. Everything a workload touches
+ *      outside the runtime is touched only by the holder, so the mutex's lock/unlock
+ *      in release and take order all shared accesses (a release's unlock happens
+ *      before the next taker's lock returns).
+ *   I2 (atomic blocks) the GIL is released only in thread_exit and in _gil_yield,
+ *      and _gil_yield is reached only from sync_tick() with gil_self.depth == 0. So
+ *      an atomic block (depth > 0) runs from begin to end under one holding.
+ *      (thread_exit inside a block is a caller bug.)
+ *   I3 (liveness of requests) a thread sets gil_drop_request only while it is
+ *      counted in g.nwaiters, under gil_mu, and only after waiting one whole switch
+ *      interval during which g.switch_number did not change. A waiter leaves
+ *      g.nwaiters only by taking the GIL, which clears the request. So whenever the
+ *      request is set, a waiter exists, and a holder that drops will be replaced.
+ *   I4 (forced switching) a thread that drops on request waits, before it competes
+ *      again, until g.switch_number differs from its value at the drop. Since a
+ *      waiter exists (I3) and the GIL is free, some other thread takes it, so the
+ *      dropper cannot re-grab the GIL it just released.
+ *   I5 (single thread never blocks) _gil_yield re-checks under gil_mu: if nobody is
+ *      waiting (a stale request, or a request set by hand in a test), it clears the
+ *      request and returns still holding the GIL. With one thread, sync_tick() never
+ *      blocks.
+ *   I6 (re-initialisation) gil_init resets every field, re-creates the condition
+ *      variables and clears gil_drop_request, so several runs in one process start
+ *      from the same state. It must not be called while a thread is entered.
+ *
+ * Memory ordering: gil_mu provides all ordering between threads. gil_drop_request is
+ * a hint: every access is relaxed, because the only decisions taken on it outside the
+ * mutex (the holder's "should I yield?") are re-checked under gil_mu (I5), and it
+ * publishes no other data.
+ */
 #include "runtime/gil/sync_gil.h"
 #include "runtime/sync.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <string.h>
+
 __thread struct gil_tls gil_self;
 atomic_int gil_drop_request;
-void _gil_yield(void) {}
-static int gil_init(const struct sync_config *cfg, char *err, size_t errlen) { (void)cfg; (void)err; (void)errlen; return 0; }
-static void gil_fini(void) {}
-static int gil_enter(int tid, char *err, size_t errlen) { (void)tid; (void)err; (void)errlen; memset(&gil_self, 0, sizeof gil_self); return 0; }
-static void gil_exit(struct sync_stats *out) { if (out) sync_stats_merge(out, &gil_self.stats); }
+
+#define GIL_DEFAULT_INTERVAL_US 5000u
+
+static pthread_mutex_t gil_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gil_cond;
+static pthread_cond_t gil_switch_cond;
+static int gil_conds_ready;
+
+static struct {
+    int locked;
+    int holder;
+    uint64_t switch_number;
+    int nwaiters;
+    int forced;
+    uint64_t interval_ns;
+} g;
+
+static void gil_deadline(struct timespec *ts, uint64_t ns)
+{
+    clock_gettime(CLOCK_MONOTONIC, ts);
+    uint64_t nsec = (uint64_t)ts->tv_nsec + ns;
+    ts->tv_sec += (time_t)(nsec / 1000000000u);
+    ts->tv_nsec = (long)(nsec % 1000000000u);
+}
+
+/* Takes the GIL for the calling thread. Called with gil_mu held; returns with it held.
+ * t0: when the thread stopped holding (a dropper's release time), or 0: the wait, if
+ * any, starts now. */
+static void gil_take_locked(int tid, uint64_t t0)
+{
+    if (g.locked) {
+        if (!t0)
+            t0 = sync_now_ns();
+        g.nwaiters++;
+        while (g.locked) {
+            uint64_t saved = g.switch_number;
+            struct timespec dl;
+            gil_deadline(&dl, g.interval_ns);
+            int rc = pthread_cond_timedwait(&gil_cond, &gil_mu, &dl);
+            /* A whole interval passed and nobody handed over: ask the holder to drop.
+             * relaxed: see the header comment (a hint re-checked under gil_mu by the
+             * holder; gil_mu orders everything else). */
+            if (rc == ETIMEDOUT && g.locked && g.switch_number == saved)
+                atomic_store_explicit(&gil_drop_request, 1, memory_order_relaxed);
+        }
+        g.nwaiters--;
+    }
+    if (t0)
+        gil_self.stats.gil_wait_ns += sync_now_ns() - t0;
+    g.locked = 1;
+    g.holder = tid;
+    g.switch_number++;
+    if (g.forced) {
+        gil_self.stats.gil_handoffs++;
+        g.forced = 0;
+    }
+    /* relaxed: written under gil_mu; a holder that still sees a stale 1 re-checks
+     * under gil_mu in _gil_yield (I5). */
+    atomic_store_explicit(&gil_drop_request, 0, memory_order_relaxed);
+    gil_self.holding = 1;
+    /* A thread that dropped on request waits for this change of switch number (I4). */
+    pthread_cond_broadcast(&gil_switch_cond);
+}
+
+/* Releases the GIL. Called with gil_mu held. */
+static void gil_release_locked(int forced)
+{
+    g.locked = 0;
+    g.holder = -1;
+    g.forced = forced;
+    gil_self.holding = 0;
+    pthread_cond_signal(&gil_cond);
+}
+
+void _gil_yield(void)
+{
+    if (!gil_self.holding || gil_self.depth != 0)
+        return;
+    pthread_mutex_lock(&gil_mu);
+    if (g.nwaiters == 0) {
+        /* Nobody to hand over to (I5): keep the GIL. relaxed: under gil_mu. */
+        atomic_store_explicit(&gil_drop_request, 0, memory_order_relaxed);
+        pthread_mutex_unlock(&gil_mu);
+        return;
+    }
+    int tid = g.holder;
+    uint64_t dropped_at = g.switch_number;
+    uint64_t t0 = sync_now_ns();
+    gil_release_locked(1);
+    /* Forced switching (I4): a waiter exists, so the switch number will change. */
+    while (g.switch_number == dropped_at)
+        pthread_cond_wait(&gil_switch_cond, &gil_mu);
+    gil_take_locked(tid, t0);
+    pthread_mutex_unlock(&gil_mu);
+}
+
+int gil_holder(void)
+{
+    pthread_mutex_lock(&gil_mu);
+    int h = g.locked ? g.holder : -1;
+    pthread_mutex_unlock(&gil_mu);
+    return h;
+}
+
+uint64_t gil_switch_number(void)
+{
+    pthread_mutex_lock(&gil_mu);
+    uint64_t n = g.switch_number;
+    pthread_mutex_unlock(&gil_mu);
+    return n;
+}
+
+int gil_waiters(void)
+{
+    pthread_mutex_lock(&gil_mu);
+    int n = g.nwaiters;
+    pthread_mutex_unlock(&gil_mu);
+    return n;
+}
+
+static int gil_init(const struct sync_config *cfg, char *err, size_t errlen)
+{
+    pthread_condattr_t attr;
+    int rc;
+    pthread_mutex_lock(&gil_mu);
+    if (gil_conds_ready) {
+        pthread_cond_destroy(&gil_cond);
+        pthread_cond_destroy(&gil_switch_cond);
+        gil_conds_ready = 0;
+    }
+    if ((rc = pthread_condattr_init(&attr)) != 0 ||
+        (rc = pthread_condattr_setclock(&attr, CLOCK_MONOTONIC)) != 0 ||
+        (rc = pthread_cond_init(&gil_cond, &attr)) != 0) {
+        pthread_mutex_unlock(&gil_mu);
+        snprintf(err, errlen, "gil: cannot create its condition variable: %s", strerror(rc));
+        return -1;
+    }
+    pthread_condattr_destroy(&attr);
+    if ((rc = pthread_cond_init(&gil_switch_cond, NULL)) != 0) {
+        pthread_cond_destroy(&gil_cond);
+        pthread_mutex_unlock(&gil_mu);
+        snprintf(err, errlen, "gil: cannot create its condition variable: %s", strerror(rc));
+        return -1;
+    }
+    gil_conds_ready = 1;
+    memset(&g, 0, sizeof g);
+    g.holder = -1;
+    uint64_t us = cfg && cfg->gil_interval_us ? cfg->gil_interval_us : GIL_DEFAULT_INTERVAL_US;
+    g.interval_ns = us * 1000u;
+    /* relaxed: no thread is entered during init (I6); gil_mu's unlock publishes it. */
+    atomic_store_explicit(&gil_drop_request, 0, memory_order_relaxed);
+    pthread_mutex_unlock(&gil_mu);
+    return 0;
+}
+
+static void gil_fini(void)
+{
+    pthread_mutex_lock(&gil_mu);
+    if (gil_conds_ready) {
+        pthread_cond_destroy(&gil_cond);
+        pthread_cond_destroy(&gil_switch_cond);
+        gil_conds_ready = 0;
+    }
+    memset(&g, 0, sizeof g);
+    g.holder = -1;
+    pthread_mutex_unlock(&gil_mu);
+}
+
+static int gil_enter(int tid, char *err, size_t errlen)
+{
+    if (!gil_conds_ready) {
+        snprintf(err, errlen, "gil: thread %d entered before init", tid);
+        return -1;
+    }
+    memset(&gil_self, 0, sizeof gil_self);
+    pthread_mutex_lock(&gil_mu);
+    gil_take_locked(tid, 0);
+    pthread_mutex_unlock(&gil_mu);
+    return 0;
+}
+
+static void gil_exit(struct sync_stats *out)
+{
+    if (gil_self.holding) {
+        pthread_mutex_lock(&gil_mu);
+        gil_release_locked(0);
+        pthread_mutex_unlock(&gil_mu);
+    }
+    if (out)
+        sync_stats_merge(out, &gil_self.stats);
+    else
+        sync_stats_free(&gil_self.stats);
+}
+
 const struct sync_runtime sync_runtime_gil = {
-    .name = "gil", .summary = "a CPython-style GIL (3.2+ design)", .max_threads = 0,
-    .init = gil_init, .fini = gil_fini, .thread_enter = gil_enter, .thread_exit = gil_exit,
+    .name = "gil",
+    .summary = "a CPython-style GIL (3.2+ design: switch interval, drop request, forced hand-off)",
+    .max_threads = 0,
+    .init = gil_init, .fini = gil_fini,
+    .thread_enter = gil_enter, .thread_exit = gil_exit,
 };

@@ -27,8 +27,15 @@ extern __thread struct gil_tls gil_self;
 /* Set (relaxed is enough: it is a hint re-checked under the GIL's mutex) by a waiter
  * whose switch interval expired; cleared by the thread that takes the GIL. */
 extern atomic_int gil_drop_request;
-/* Slow path of sync_tick(): drop the GIL, wait until another thread took it, retake it. */
+/* Slow path of sync_tick(): drop the GIL, wait until another thread took it, retake it.
+ * Does nothing (but clear the request) when no thread is waiting, so one thread alone
+ * never blocks. */
 void _gil_yield(void);
+
+/* Introspection for tests and micro-benchmarks (take the GIL's mutex; cold path). */
+int gil_holder(void);              /* tid of the holder, -1 when free */
+uint64_t gil_switch_number(void);  /* number of times the GIL was taken since init */
+int gil_waiters(void);             /* threads waiting to take it */
 
 SYNC_INLINE int _gil_begin(void)
 {
