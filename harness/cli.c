@@ -82,8 +82,10 @@ static int cli_parse_long(const char *s, long *out)
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
-    if (errno != 0 || *end != '\0' || end == s)
+    if (*end != '\0' || end == s)
         return -1;
+    if (errno == ERANGE)
+        return -2;   /* all digits, but beyond a long */
     *out = v;
     return 0;
 }
@@ -91,12 +93,13 @@ static int cli_parse_long(const char *s, long *out)
 /* A long in [min, max] for flag `flag`; prints the error. */
 static int cli_int_flag(const char *flag, const char *s, long min, long max, long *out)
 {
-    long v;
-    if (cli_parse_long(s, &v) != 0) {
+    long v = 0;
+    int rc = cli_parse_long(s, &v);
+    if (rc == -1) {
         cli_err("%s '%s' is not an integer (allowed: %ld..%ld)", flag, s, min, max);
         return -1;
     }
-    if (v < min || v > max) {
+    if (rc == -2 || v < min || v > max) {
         cli_err("%s %s is out of range (allowed: %ld..%ld)", flag, s, min, max);
         return -1;
     }
