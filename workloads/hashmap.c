@@ -1,0 +1,312 @@
+/*
+ * workloads/hashmap.c - a chained hash map of integer keys (lookup, insert, delete),
+ * written once against runtime/sync.h and compiled for seq, mutex, gil and stm.
+ * The `locks` variant (per-bucket locks) is hashmap_locks.c.
+ *
+ * Shared state: one heap object per bucket (the chain head) and the chain nodes. The
+ * array of bucket references is plain memory written once in setup and only read
+ * afterwards. Every access to buckets and nodes is inside a SYNC_ATOMIC block, with
+ * SYNC_READ before reading and SYNC_WRITE before writing an object.
+ *
+ * Invariants (checked after the run by hashmap_check):
+ *   H1 every node sits in the chain of its key's bucket;
+ *   H2 no key appears twice;
+ *   H3 the key set equals the initial set plus the committed successful inserts minus
+ *      the committed successful deletes (workloads/lib/oplog.c).
+ *
+ * Blocks may re-run under stm: a block reads its operations from the thread's buffers
+ * and overwrites every result each run; the thread logs results after the block.
+ */
+#include "workloads/hashmap.h"
+
+#include "runtime/sync.h"
+#include "workloads/lib/oplog.h"
+#include "workloads/lib/wl_keys.h"
+#include "workloads/workload.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const hm_site[] = {
+    [HM_OP_LOOKUP] = "hashmap.lookup",
+    [HM_OP_INSERT] = "hashmap.insert",
+    [HM_OP_DELETE] = "hashmap.delete",
+};
+
+/* ------------------------------------------------------------ the map (in blocks) */
+
+static int hm_lookup(hm_bucket_ref b, int64_t key)
+{
+    SYNC_READ(b);
+    for (hm_ref n = b->head; n != SYNC_NULL;) {
+        SYNC_READ(n);
+        if (n->key == key)
+            return 1;
+        n = n->next;
+    }
+    return 0;
+}
+
+static int hm_insert(hm_bucket_ref b, int64_t key)
+{
+    if (hm_lookup(b, key))
+        return 0;
+    hm_ref z = SYNC_ALLOC(struct hm_node);    /* new in this block: no barrier */
+    z->key = key;
+    z->next = b->head;
+    SYNC_WRITE(b);
+    b->head = z;
+    return 1;
+}
+
+static int hm_delete(hm_bucket_ref b, int64_t key)
+{
+    SYNC_READ(b);
+    hm_ref prev = SYNC_NULL, n = b->head;
+    while (n != SYNC_NULL) {
+        SYNC_READ(n);
+        if (n->key == key)
+            break;
+        prev = n;
+        n = n->next;
+    }
+    if (n == SYNC_NULL)
+        return 0;
+    hm_ref next = n->next;
+    if (prev == SYNC_NULL) {
+        SYNC_WRITE(b);
+        b->head = next;
+    } else {
+        SYNC_WRITE(prev);
+        prev->next = next;
+    }
+    SYNC_FREE(n);
+    return 1;
+}
+
+static int hm_op(struct hm_ctx *c, int kind, int64_t key)
+{
+    hm_bucket_ref b = c->buckets[hm_bucket_of(key, c->nbuckets)];
+    switch (kind) {
+    case HM_OP_INSERT:
+        return hm_insert(b, key);
+    case HM_OP_DELETE:
+        return hm_delete(b, key);
+    default:
+        return hm_lookup(b, key);
+    }
+}
+
+/* ------------------------------------------------------------ the workload */
+
+static int hashmap_validate(const struct wl_args *a, char *err, size_t errlen)
+{
+    return hm_validate_args(a, err, errlen);
+}
+
+static void hashmap_teardown(void *vctx);
+
+static void *hashmap_setup(const struct wl_args *a, char *err, size_t errlen)
+{
+    struct hm_ctx *c = calloc(1, sizeof *c);
+    if (!c) {
+        snprintf(err, errlen, "out of memory for the hashmap context");
+        return NULL;
+    }
+    c->size = a->ival[HM_KNOB_SIZE];
+    c->range = hm_range(a);
+    c->update = a->ival[HM_KNOB_UPDATE];
+    c->nbuckets = (uint64_t)a->ival[HM_KNOB_BUCKETS];
+    c->ops_per_tx = a->ops_per_tx > 0 ? a->ops_per_tx : 1;
+    c->nthreads = a->nthreads;
+    c->tls = aligned_alloc(SYNC_CACHELINE, (size_t)c->nthreads * sizeof *c->tls);
+    c->initial = malloc(((size_t)c->size + 1) * sizeof *c->initial);
+    c->buckets = calloc(c->nbuckets, sizeof *c->buckets);
+    if (!c->tls || !c->initial || !c->buckets) {
+        free(c->tls);
+        free(c->initial);
+        free(c->buckets);
+        free(c);
+        snprintf(err, errlen, "out of memory for %ld keys and %ld buckets",
+                 a->ival[HM_KNOB_SIZE], a->ival[HM_KNOB_BUCKETS]);
+        return NULL;
+    }
+    memset(c->tls, 0, (size_t)c->nthreads * sizeof *c->tls);
+    for (int i = 0; i < c->nthreads; i++) {
+        struct hm_tls *b = &c->tls[i];
+        b->key = malloc((size_t)c->ops_per_tx * sizeof *b->key);
+        b->kind = malloc((size_t)c->ops_per_tx);
+        b->res = malloc((size_t)c->ops_per_tx);
+        b->log = oplog_new((uint64_t)c->range);
+        if (!b->key || !b->kind || !b->res || !b->log) {
+            hashmap_teardown(c);
+            snprintf(err, errlen, "out of memory for thread %d's buffers", i);
+            return NULL;
+        }
+    }
+    if (wl_sample_keys(a->seed, (size_t)c->size, (uint64_t)c->range, c->initial) != 0) {
+        hashmap_teardown(c);
+        snprintf(err, errlen, "out of memory sampling %ld initial keys", c->size);
+        return NULL;
+    }
+    /* Buckets, then keys, in blocks of bounded size. */
+    for (uint64_t i = 0; i < c->nbuckets; i += 256) {
+        uint64_t end = i + 256 < c->nbuckets ? i + 256 : c->nbuckets;
+        SYNC_ATOMIC("hashmap.setup") {
+            for (uint64_t j = i; j < end; j++)
+                c->buckets[j] = SYNC_ALLOC(struct hm_bucket);
+        }
+    }
+    for (long i = 0; i < c->size; i += 64) {
+        long end = i + 64 < c->size ? i + 64 : c->size;
+        SYNC_ATOMIC("hashmap.setup") {
+            for (long j = i; j < end; j++)
+                hm_op(c, HM_OP_INSERT, c->initial[j]);
+        }
+    }
+    c->ninitial = (size_t)c->size;
+    oplog_sort_keys(c->initial, c->ninitial);
+    return c;
+}
+
+static uint64_t hm_block(struct hm_ctx *c, struct wl_thread *t)
+{
+    long k = wl_batch(t, c->ops_per_tx);
+    if (k <= 0)
+        return 0;
+    struct hm_tls *b = &c->tls[t->tid];
+    for (long i = 0; i < k; i++) {
+        uint64_t r = wl_rand_below(t, 200);
+        b->kind[i] = r < (uint64_t)c->update ? HM_OP_INSERT
+                   : r < 2 * (uint64_t)c->update ? HM_OP_DELETE : HM_OP_LOOKUP;
+        b->key[i] = (int64_t)wl_rand_below(t, (uint64_t)c->range);
+    }
+    SYNC_ATOMIC(hm_site[b->kind[0]]) {
+        for (long i = 0; i < k; i++)
+            b->res[i] = (uint8_t)hm_op(c, b->kind[i], b->key[i]);
+    }
+    /* The block committed: its results are final; log the successful updates. */
+    for (long i = 0; i < k; i++)
+        if (b->res[i] && b->kind[i] != HM_OP_LOOKUP)
+            oplog_record(b->log, (uint64_t)b->key[i], b->kind[i] == HM_OP_INSERT ? 1 : -1);
+    return (uint64_t)k;
+}
+
+static void hashmap_thread_run(void *vctx, struct wl_thread *t)
+{
+    struct hm_ctx *c = vctx;
+    WL_LOOP(c, t, hm_block);
+}
+
+struct hm_walk {
+    int64_t *keys;
+    size_t n, cap;
+    int bad;
+};
+
+static int hashmap_check(void *vctx, struct wl_thread *threads, int nthreads, char *msg,
+                         size_t msglen)
+{
+    struct hm_ctx *c = vctx;
+    struct hm_walk walk = { .keys = NULL }, *w = &walk;
+    (void)threads;
+    SYNC_ATOMIC("hashmap.check") {
+        w->n = 0;
+        w->bad = 0;
+        for (uint64_t i = 0; i < c->nbuckets && !w->bad; i++) {
+            hm_bucket_ref b = c->buckets[i];
+            SYNC_READ(b);
+            for (hm_ref n = b->head; n != SYNC_NULL && !w->bad; n = n->next) {
+                SYNC_READ(n);
+                uint64_t want = hm_bucket_of(n->key, c->nbuckets);
+                if (want != i) {
+                    snprintf(msg, msglen, "key %lld is in bucket %llu, but hashes to bucket %llu",
+                             (long long)n->key, (unsigned long long)i, (unsigned long long)want);
+                    w->bad = 1;
+                    break;
+                }
+                if (w->n == w->cap) {
+                    size_t cap = w->cap ? 2 * w->cap : 1024;
+                    int64_t *k = realloc(w->keys, cap * sizeof *k);
+                    if (!k) {
+                        snprintf(msg, msglen, "out of memory collecting the map's keys");
+                        w->bad = 1;
+                        break;
+                    }
+                    w->keys = k;
+                    w->cap = cap;
+                }
+                w->keys[w->n++] = n->key;
+            }
+        }
+    }
+    int rc = -1;
+    if (!walk.bad) {
+        oplog_sort_keys(walk.keys, walk.n);
+        rc = 0;
+        for (size_t i = 1; i < walk.n; i++)
+            if (walk.keys[i] == walk.keys[i - 1]) {
+                snprintf(msg, msglen, "key %lld is in the map twice", (long long)walk.keys[i]);
+                rc = -1;
+                break;
+            }
+    }
+    if (rc == 0) {
+        struct oplog *logs[nthreads > 0 ? nthreads : 1];
+        int nl = nthreads < c->nthreads ? nthreads : c->nthreads;
+        for (int i = 0; i < nl; i++)
+            logs[i] = c->tls[i].log;
+        rc = oplog_replay_check(logs, nl, (uint64_t)c->range, c->initial, c->ninitial,
+                                walk.keys, walk.n, "map", msg, msglen);
+    }
+    free(walk.keys);
+    return rc;
+}
+
+static void hashmap_teardown(void *vctx)
+{
+    struct hm_ctx *c = vctx;
+    if (!c)
+        return;
+    for (uint64_t i = 0; i < c->nbuckets; i += 256) {
+        uint64_t end = i + 256 < c->nbuckets ? i + 256 : c->nbuckets;
+        SYNC_ATOMIC("hashmap.teardown") {
+            for (uint64_t j = i; j < end; j++) {
+                hm_bucket_ref b = c->buckets[j];
+                if (b == SYNC_NULL)
+                    continue;
+                SYNC_READ(b);
+                for (hm_ref n = b->head; n != SYNC_NULL;) {
+                    SYNC_READ(n);
+                    hm_ref next = n->next;
+                    SYNC_FREE(n);
+                    n = next;
+                }
+                SYNC_FREE(b);
+            }
+        }
+    }
+    for (int i = 0; i < c->nthreads; i++) {
+        free(c->tls[i].key);
+        free(c->tls[i].kind);
+        free(c->tls[i].res);
+        oplog_free(c->tls[i].log);
+    }
+    free(c->tls);
+    free(c->initial);
+    free(c->buckets);
+    free(c);
+}
+
+WORKLOAD_EXPORT(hashmap, SYNC_RT_ID) = {
+    .name = "hashmap",
+    .runtime = SYNC_RT_NAME,
+    .summary = "chained hash map of integer keys: lookup, insert, delete",
+    .knobs = hm_knobs,
+    .nknobs = HM_NKNOBS,
+    .validate = hashmap_validate,
+    .setup = hashmap_setup,
+    .thread_run = hashmap_thread_run,
+    .check = hashmap_check,
+    .teardown = hashmap_teardown,
+};
