@@ -78,19 +78,18 @@ int pin_plan_make(struct pin_plan *p, enum pin_policy pol, int n, char *err, siz
          * hand out overlapping multi-PU sets once n exceeds the leaves. */
         int m = n < npu ? n : npu;
         hwloc_obj_t root = hwloc_get_root_obj(p->topo);
-        for (int i = 0; i < m; i++) {
-            p->sets[i] = hwloc_bitmap_alloc();
-            if (!p->sets[i]) {
-                snprintf(err, errlen, "out of memory for cpusets");
-                goto fail;
-            }
-        }
+        /* hwloc_distrib allocates the m sets itself (hwloc_bitmap_dup). */
         if (hwloc_distrib(p->topo, &root, 1, p->sets, (unsigned)m, INT_MAX, 0) != 0) {
             snprintf(err, errlen, "hwloc_distrib failed for %d threads", m);
             goto fail;
         }
-        for (int i = 0; i < m; i++)
+        for (int i = 0; i < m; i++) {
+            if (!p->sets[i]) {
+                snprintf(err, errlen, "out of memory for cpusets");
+                goto fail;
+            }
             hwloc_bitmap_singlify(p->sets[i]);
+        }
         for (int i = m; i < n; i++) {
             p->sets[i] = hwloc_bitmap_dup(p->sets[i % m]);
             if (!p->sets[i]) {
