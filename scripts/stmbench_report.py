@@ -426,8 +426,8 @@ def write_conflicts(d, rows, ctx):
            "is the shared datum to split, pad, or stop writing on every transaction "
            "(counters, sizes, a root pointer). Many conflicts on one page but spread over "
            "objects point at unrelated objects that only share a page.", ""]
-    if not os.path.isfile(path):
-        out += ["No `conflicts.csv` in this directory: nothing to report.", ""]
+    if not os.path.isfile(path) or os.path.getsize(path) == 0:
+        out += ["No `conflicts.csv` (or an empty one) in this directory: no aborts recorded.", ""]
         with open(os.path.join(d, "conflicts.md"), "w") as f:
             f.write("\n".join(out))
         return

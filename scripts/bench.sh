@@ -1,0 +1,248 @@
+#!/usr/bin/env bash
+# scripts/bench.sh - the `make bench` sweep: every runtime x workload x thread count,
+# repeated, into results/latest/, then the overhead table, the conflict report and the
+# plots (scripts/plots.sh).
+#
+# Variables (environment; `make bench VAR=value` passes them):
+#   BENCH_DURATION  seconds per run (default 4: the default sweep takes about 10 minutes
+#                   on 2 cores: 4 workloads x 9 points x 3 repeats)
+#   BENCH_REPEAT    runs per point (default 3; the tables use medians)
+#   BENCH_THREADS   thread counts, e.g. "1 2 4" (default 1..N with N the cores hwloc
+#                   sees; above 8 cores 1 2 4 8 ... and N)
+#   BENCH_RUNTIMES  runtimes (default: every one `stmbench --list` prints)
+#   BENCH_WORKLOADS workloads (default: every one `stmbench --list` prints)
+#   BENCH_PIN       --pin policy passed to every run (default: the harness's own)
+#   BENCH_ARGS      more arguments for every run (e.g. "--ops-per-tx 4")
+#   BENCH_SEED      seed of repeat 1; repeat r uses BENCH_SEED+r-1, the same for every
+#                   runtime, so each runtime runs the same operation sequence (default 1)
+#   BENCH_TIMEOUT   seconds before one run is killed (default 3 x duration + 120)
+#   BENCH_OUT       output directory (default results/latest; the previous
+#                   results/latest is moved to results/previous/)
+#   BENCH_PLOTS     0: tables only, no figures (scripts/regress-run.sh uses it)
+#   BUILD, STMBENCH the build directory (default build) and harness binary
+#
+# seq runs only at 1 thread. Runs are interleaved (for each repeat, every point) so
+# that drift on the machine hits every configuration alike. A failed run (non-zero
+# exit, a failed check, a timeout) is recorded in failures.txt and the sweep goes on;
+# the script exits 1 at the end if any run failed, 2 on bad variables, 3 when the
+# harness cannot be run at all.
+set -u
+cd "$(dirname "$0")/.." || exit 3
+
+die() { echo "bench: $2" >&2; exit "$1"; }
+
+BUILD=${BUILD:-build}
+BIN=${STMBENCH:-$BUILD/stmbench}
+DEFAULT_OUT=results/latest
+OUT=${BENCH_OUT:-$DEFAULT_OUT}
+DURATION=${BENCH_DURATION:-4}
+REPEAT=${BENCH_REPEAT:-3}
+SEED=${BENCH_SEED:-1}
+
+[[ $DURATION =~ ^([0-9]+\.?[0-9]*|\.[0-9]+)$ ]] && awk -v d="$DURATION" 'BEGIN{exit !(d > 0)}' ||
+    die 2 "BENCH_DURATION='$DURATION' is not a positive number of seconds"
+[[ $REPEAT =~ ^[0-9]+$ ]] && [ "$REPEAT" -ge 1 ] ||
+    die 2 "BENCH_REPEAT='$REPEAT' is not a positive integer"
+[[ $SEED =~ ^[0-9]+$ ]] || die 2 "BENCH_SEED='$SEED' is not a non-negative integer"
+TIMEOUT=${BENCH_TIMEOUT:-$(awk -v d="$DURATION" 'BEGIN{printf "%d", 3 * d + 120}')}
+[[ $TIMEOUT =~ ^[0-9]+$ ]] && [ "$TIMEOUT" -ge 1 ] ||
+    die 2 "BENCH_TIMEOUT='$TIMEOUT' is not a positive integer number of seconds"
+
+[ -x "$BIN" ] || die 3 "no harness binary '$BIN': run make first"
+listing=$("$BIN" --list 2>&1) || die 3 "'$BIN --list' failed: $listing"
+all_rt=$(awk '$1 == "runtime" {print $2}' <<<"$listing")
+all_wl=$(awk '$1 == "workload" {print $2}' <<<"$listing")
+[ -n "$all_rt" ] && [ -n "$all_wl" ] ||
+    die 3 "'$BIN --list' printed no 'runtime NAME' / 'workload NAME' lines"
+
+# The requested names, checked against the harness's list.
+pick() { # what requested available
+    local what=$1 req=$2 avail=$3 x
+    [ -n "$req" ] || { echo $avail; return; }
+    for x in $req; do
+        grep -qx -- "$x" <<<"$avail" ||
+            die 2 "BENCH_${what^^}S: unknown $what '$x' (allowed: $(echo $avail))"
+    done
+    echo $req
+}
+RUNTIMES=$(pick runtime "${BENCH_RUNTIMES:-}" "$all_rt") || exit 2
+WORKLOADS=$(pick workload "${BENCH_WORKLOADS:-}" "$all_wl") || exit 2
+
+# Cores: from hwloc, like the harness's pinning.
+ncores=$(hwloc-calc --number-of core machine:0 2>/dev/null) ||
+    ncores=$(lstopo-no-graphics --only core 2>/dev/null | wc -l)
+[[ $ncores =~ ^[0-9]+$ ]] && [ "$ncores" -ge 1 ] || ncores=$(nproc)
+if [ -n "${BENCH_THREADS:-}" ]; then
+    THREADS=$BENCH_THREADS
+    for t in $THREADS; do
+        [[ $t =~ ^[0-9]+$ ]] && [ "$t" -ge 1 ] ||
+            die 2 "BENCH_THREADS: '$t' is not a positive integer (e.g. BENCH_THREADS=\"1 2 4\")"
+    done
+elif [ "$ncores" -le 8 ]; then
+    THREADS=$(seq 1 "$ncores" | tr '\n' ' ')
+else
+    THREADS="" t=1
+    while [ $t -lt "$ncores" ]; do THREADS+="$t "; t=$((t * 2)); done
+    THREADS+="$ncores"
+fi
+THREADS=$(tr ' ' '\n' <<<"$THREADS" | grep . | sort -n -u | tr '\n' ' ')
+
+read -r -a extra <<<"${BENCH_ARGS:-}"
+
+# Which runtime x workload pairs this build has: a workload lands runtime by runtime
+# (e.g. its locks variant later). One tiny probe run each (--ops 1); a pair the harness
+# refuses as bad input (exit 2) is skipped and listed, not counted as a failure.
+skipped=()
+declare -A usable
+for wl in $WORKLOADS; do
+    for rt in $RUNTIMES; do
+        msg=$(timeout 120 "$BIN" --runtime "$rt" --workload "$wl" --threads 1 --ops 1 \
+              --pin none "${extra[@]}" 2>&1 >/dev/null)
+        if [ $? -eq 2 ]; then
+            skipped+=("$rt $wl: $(grep -v '^[[:space:]]*$' <<<"$msg" | tail -n 1)")
+        else
+            usable["$rt $wl"]=1
+        fi
+    done
+done
+if [ ${#usable[@]} -eq 0 ]; then
+    echo "bench: the harness refused every runtime x workload pair:" >&2
+    printf '  %s\n' "${skipped[@]}" >&2
+    exit 2
+fi
+
+# The points, in sweep order.
+points=()
+for wl in $WORKLOADS; do
+    for rt in $RUNTIMES; do
+        [ -n "${usable["$rt $wl"]:-}" ] || continue
+        for t in $THREADS; do
+            [ "$rt" = seq ] && [ "$t" -ne 1 ] && continue
+            points+=("$rt $wl $t")
+        done
+    done
+done
+[ ${#points[@]} -gt 0 ] || die 2 "nothing to run (seq runs only at 1 thread; BENCH_THREADS='$THREADS')"
+total=$((${#points[@]} * REPEAT))
+
+# A fresh output directory.
+if [ "$OUT" = "$DEFAULT_OUT" ]; then
+    if [ -e "$OUT" ]; then
+        rm -rf results/previous && mv "$OUT" results/previous ||
+            die 3 "could not move the old $OUT to results/previous"
+        echo "bench: the previous results are in results/previous/"
+    fi
+elif [ -e "$OUT/runs.csv" ]; then
+    die 2 "BENCH_OUT='$OUT' already holds results (runs.csv): choose an empty directory"
+fi
+mkdir -p "$OUT" || die 3 "cannot create '$OUT'"
+CSV=$OUT/runs.csv CONF=$OUT/conflicts.csv LOG=$OUT/bench.log FAILS=$OUT/failures.txt
+: >"$LOG"
+: >"$FAILS"
+pin=()
+[ -n "${BENCH_PIN:-}" ] && pin=(--pin "$BENCH_PIN")
+{
+    echo "date=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    echo "binary=$BIN"
+    echo "cores=$ncores"
+    echo "BENCH_DURATION=$DURATION"
+    echo "BENCH_REPEAT=$REPEAT"
+    echo "BENCH_THREADS=$THREADS"
+    echo "BENCH_RUNTIMES=$(echo $RUNTIMES)"
+    echo "BENCH_WORKLOADS=$(echo $WORKLOADS)"
+    echo "BENCH_PIN=${BENCH_PIN:-}"
+    echo "BENCH_ARGS=${BENCH_ARGS:-}"
+    echo "BENCH_SEED=$SEED"
+} >"$OUT/bench-config.txt"
+
+hms() { # seconds -> 1m02s / 1h03m04s
+    local s=$1
+    if [ "$s" -ge 3600 ]; then printf '%dh%02dm%02ds' $((s / 3600)) $((s % 3600 / 60)) $((s % 60))
+    else printf '%dm%02ds' $((s / 60)) $((s % 60)); fi
+}
+
+echo "bench: $total runs: ${#points[@]} points x $REPEAT repeats, ${DURATION}s each;" \
+     "runtimes: $(echo $RUNTIMES); workloads: $(echo $WORKLOADS); threads: $THREADS($ncores cores)"
+echo "bench: output in $OUT/ (harness messages in $LOG)"
+for x in "${skipped[@]+"${skipped[@]}"}"; do echo "bench: skipped (not in this build) $x"; done
+
+nfail=0 k=0
+start=$(date +%s)
+interrupted() {
+    echo
+    echo "bench: interrupted after $k of $total runs; partial results in $OUT/" >&2
+    exit 130
+}
+trap interrupted INT TERM
+
+for ((rep = 1; rep <= REPEAT; rep++)); do
+    seed=$((SEED + rep - 1))
+    for p in "${points[@]}"; do
+        read -r rt wl t <<<"$p"
+        k=$((k + 1))
+        now=$(date +%s) el=$((now - start))
+        if [ $k -gt 1 ]; then
+            left=$(( el * (total - k + 1) / (k - 1) ))
+        else
+            left=$(awk -v n="$total" -v d="$DURATION" 'BEGIN{printf "%d", n * (d + 0.5)}')
+        fi
+        printf '[%d/%d] %s %s threads=%d rep=%d  elapsed %s, ~%s left\n' \
+            "$k" "$total" "$rt" "$wl" "$t" "$rep" "$(hms $el)" "$(hms $left)"
+        cmd=("$BIN" --runtime "$rt" --workload "$wl" --threads "$t" --duration "$DURATION"
+             --seed "$seed" "${pin[@]}" --csv "$CSV" --conflicts "$CONF" "${extra[@]}")
+        echo "=== [$k/$total] ${cmd[*]}" >>"$LOG"
+        runlog=$(mktemp) runerr=$(mktemp)
+        timeout --kill-after=10 "$TIMEOUT" "${cmd[@]}" >"$runlog" 2>"$runerr"
+        rc=$?
+        cat "$runerr" "$runlog" >>"$LOG"
+        if [ $rc -ne 0 ]; then
+            case $rc in
+                1) why="a check failed" ;;
+                2) why="bad usage or input" ;;
+                3) why="runtime setup failed" ;;
+                124|137) why="timed out after ${TIMEOUT}s" ;;
+                *) why="exit $rc" ;;
+            esac
+            # The harness's first message on stderr names the failed invariant.
+            msg=$(grep -v '^[[:space:]]*$' "$runerr" | head -n 1)
+            [ -n "$msg" ] || msg=$(grep -v '^[[:space:]]*$' "$runlog" | tail -n 1)
+            echo "    FAILED ($why): ${msg:-no message}"
+            echo "$rt $wl threads=$t rep=$rep seed=$seed: $why: ${msg:-no message}" >>"$FAILS"
+            nfail=$((nfail + 1))
+        fi
+        rm -f "$runlog" "$runerr"
+    done
+done
+trap - INT TERM
+el=$(( $(date +%s) - start ))
+echo "bench: $total runs in $(hms $el), $nfail failed"
+
+status=0
+if [ ! -s "$CSV" ]; then
+    echo "bench: no run wrote a row to $CSV: nothing to tabulate" >&2
+    status=1
+else
+    ls "$OUT"/*.context.json >/dev/null 2>&1 ||
+        echo "bench: warning: the harness wrote no context JSON beside $CSV" >&2
+    # No abort at all in the sweep: a conflicts file with just the header.
+    [ -s "$CONF" ] || echo "run_id,t_ns,thread,other_thread,kind,object,page,site,wasted_ns" >"$CONF"
+    if [ "${BENCH_PLOTS:-1}" = 0 ]; then
+        /usr/bin/python3 scripts/stmbench_report.py all "$OUT" >/dev/null || status=1
+    else
+        scripts/plots.sh "$OUT" || status=1
+    fi
+    if [ -f "$OUT/overhead.md" ]; then
+        echo
+        # The headline: the n% table (second section of overhead.md).
+        awk '/^## n% slower/ {p = 1} /^## Throughput/ {p = 0} p' "$OUT/overhead.md"
+    fi
+fi
+for x in "${skipped[@]+"${skipped[@]}"}"; do echo "bench: skipped (not in this build) $x"; done
+if [ $nfail -gt 0 ]; then
+    echo "bench: $nfail of $total runs FAILED (listed in $FAILS):" >&2
+    head -n 20 "$FAILS" >&2
+    [ $nfail -gt 20 ] && echo "  ... and $((nfail - 20)) more" >&2
+    status=1
+fi
+echo "bench: results in $OUT/: runs.csv, conflicts.csv, overhead.csv, overhead.md, conflicts.md$([ "${BENCH_PLOTS:-1}" = 0 ] || echo ', plots/')"
+exit $status
