@@ -1,0 +1,13 @@
+/*
+ * workloads/interp.c - the interp workload (a stack bytecode interpreter whose objects
+ * live in the shared heap) for the runtimes that synchronise through atomic blocks:
+ * seq, mutex, gil and stm. Everything is in workloads/interp_vm.h; this copy needs no
+ * locks of its own, so its hooks are empty: under seq the VM is the plain C loop.
+ * The per-object-lock variant is workloads/interp_locks.c.
+ */
+#define IV_LOCK(th, g, adepth) ((void)0)
+#define IV_UNLOCK(th, g, adepth) ((void)0)
+#define IV_ATOMIC_ENTER(th, set) ((void)0)
+#define IV_ATOMIC_EXIT(th) ((void)0)
+
+#include "workloads/interp_vm.h"

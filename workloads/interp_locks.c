@@ -1,0 +1,74 @@
+/*
+ * workloads/interp_locks.c - the interp workload's `locks` variant, in the manner of
+ * free-threaded CPython (PEP 703): every object (int cell, list, dict) carries its
+ * own lock, and each bytecode that touches an object holds that object's lock for the
+ * bytecode's duration. The VM itself is workloads/interp_vm.h.
+ *
+ * Atomic sections (ATOMIC_BEGIN .. ATOMIC_END) must be atomic with respect to other
+ * sections AND to single bytecodes of other threads. The loader computes, for each
+ * ATOMIC_BEGIN, the set of objects its section can touch (the code reachable up to its
+ * ATOMIC_END, callees included; at most 64 objects, one bit each). The outermost
+ * ATOMIC_BEGIN takes the locks of that set in increasing object order and the matching
+ * ATOMIC_END releases them (conservative two-phase locking); inside a section the
+ * bytecodes take no further locks (the set covers everything they can touch).
+ *
+ * Invariants:
+ *  - A thread holds object locks only (a) for the duration of one bytecode outside any
+ *    section, one lock at a time, never waiting for another lock while holding it; or
+ *    (b) inside a section, the locks of its set, acquired in increasing object index.
+ *    So every waiter that holds locks holds only lower-numbered ones than it waits
+ *    for: no cycle, no deadlock. Per-thread objects are one per thread with the same
+ *    index, and a thread only ever locks its own instance.
+ *  - th->held is the set locked by the running section (0 outside), so an abandoned
+ *    section (HALT inside, or the stuck guard) can release exactly what it took.
+ *  - Each lock is wl_spin_t (workloads/lib/wl_spin.h): its acquire CAS pairs with the
+ *    release store of the previous holder, so an object's contents written under its
+ *    lock are visible to the next holder.
+ */
+#include "runtime/sync.h"
+#include "workloads/lib/wl_spin.h"
+
+struct iv_thread;
+static inline void ivl_lock(struct iv_thread *th, int g);
+static inline void ivl_unlock(struct iv_thread *th, int g);
+static inline void ivl_enter(struct iv_thread *th, unsigned long long set);
+static inline void ivl_exit(struct iv_thread *th);
+
+#define IV_LOCK(th, g, adepth)     \
+    do {                           \
+        if ((adepth) == 0)         \
+            ivl_lock((th), (g));   \
+    } while (0)
+#define IV_UNLOCK(th, g, adepth)   \
+    do {                           \
+        if ((adepth) == 0)         \
+            ivl_unlock((th), (g)); \
+    } while (0)
+#define IV_ATOMIC_ENTER(th, set) ivl_enter((th), (set))
+#define IV_ATOMIC_EXIT(th) ivl_exit(th)
+
+#include "workloads/interp_vm.h"
+
+static inline void ivl_lock(struct iv_thread *th, int g)
+{
+    wl_spin_lock(&((struct iv_obj *)th->obj[g])->lock);
+}
+
+static inline void ivl_unlock(struct iv_thread *th, int g)
+{
+    wl_spin_unlock(&((struct iv_obj *)th->obj[g])->lock);
+}
+
+static inline void ivl_enter(struct iv_thread *th, unsigned long long set)
+{
+    th->held = set;
+    for (uint64_t s = set; s; s &= s - 1)            /* increasing object index */
+        ivl_lock(th, __builtin_ctzll(s));
+}
+
+static inline void ivl_exit(struct iv_thread *th)
+{
+    for (uint64_t s = th->held; s; s &= s - 1)
+        ivl_unlock(th, __builtin_ctzll(s));
+    th->held = 0;
+}

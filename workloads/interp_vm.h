@@ -1,0 +1,797 @@
+/*
+ * workloads/interp_vm.h - the interp workload's VM, objects, thread loop and check,
+ * written once against runtime/sync.h. Included by exactly two files:
+ *   workloads/interp.c        (compiled per runtime: seq, mutex, gil, stm): no locks
+ *   workloads/interp_locks.c  (SYNC_RT_LOCKS): per-object locks as in PEP 703
+ * Each defines four hooks before including this file (empty in interp.c):
+ *   IV_LOCK(th, g, adepth)    before a bytecode touches object g (int, list or dict)
+ *   IV_UNLOCK(th, g, adepth)  after it
+ *   IV_ATOMIC_ENTER(th, set)  an outermost ATOMIC_BEGIN; set = the objects (bits) its
+ *                             section may touch, callees included (from the loader)
+ *   IV_ATOMIC_EXIT(th)        the matching ATOMIC_END (or HALT/abandon inside one)
+ *
+ * Invariants (every runtime):
+ *  - Shared heap: one object per declared global (one per thread for `.per_thread`),
+ *    reached only through SYNC_REF refs with SYNC_READ/SYNC_WRITE before the access.
+ *    The table of refs (ctx->objs, thread->obj) is plain memory written in setup only.
+ *  - A thread's VM state (pc, stack, frames) is plain thread-local memory in two
+ *    buffers: vm[cur] is the state after the last completed slice. A slice copies it
+ *    into vm[cur ^ 1] INSIDE the atomic block and runs there; only after the block
+ *    has completed (committed) does the thread flip `cur`. So a slice the STM rolls
+ *    back and re-runs starts again from the same state, and heap writes are rolled
+ *    back by the STM itself. Nothing else outside the VM buffers is changed inside a
+ *    block except `last_n` (assigned, never accumulated).
+ *  - A slice is one SYNC_ATOMIC("interp.slice") block of --switch-interval bytecodes,
+ *    extended to the ATOMIC_END when the boundary falls inside an atomic section; the
+ *    thread loop passes sync_tick() between slices. So a GIL is released only between
+ *    slices, never inside `with atomic:`, and under stm each slice is one transaction.
+ *  - A slice also ends at HALT: runs are counted at slice boundaries, and after the
+ *    stop request a thread finishes the run in progress, so the final heap is the
+ *    effect of exactly `runs` complete runs per thread (what `.expect` is evaluated on).
+ *  - The loader proved stack depths and call depth bounded, so the VM indexes its
+ *    stack without checks; container operations bound their own indexes at run time
+ *    (out of range -> 0 or ignored; a full container -> a counted fault, check fails).
+ */
+#ifndef INTERP_VM_H
+#define INTERP_VM_H
+
+#include "runtime/sync.h"
+#include "workloads/lib/interp_asm.h"
+#include "workloads/lib/wl_spin.h"
+#include "workloads/workload.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define IV_CHUNK 64                              /* list elements per chunk object */
+#define IV_NCHUNKS (IV_LIST_MAX / IV_CHUNK)
+#define IV_ATOMIC_CAP ((int64_t)1 << 28)         /* bytecodes one atomic section may run */
+#define IV_DRAIN_MAX ((uint64_t)1 << 28)         /* bytecodes to finish a run after stop */
+
+enum { IV_K_PROGRAM, IV_K_SWITCH, IV_K_ITER, IV_NKNOBS };
+
+static const struct wl_knob iv_knobs[IV_NKNOBS] = {
+    [IV_K_PROGRAM] = { "program", WL_KNOB_STR, 0, 0, 0, "counters",
+                       "a built-in program (counters, shared-counter, list-append, mixed) "
+                       "or a program file (format: docs/interp.md)" },
+    [IV_K_SWITCH] = { "switch-interval", WL_KNOB_INT, 100, 1, 1000000000, NULL,
+                      "bytecodes per slice: between GIL releases / transaction boundaries" },
+    [IV_K_ITER] = { "iterations", WL_KNOB_INT, 1000, 1, 1000000000, NULL,
+                    "the constant ITER of the program (loop count of one run)" },
+};
+
+/* ---- shared-heap objects; every one starts with the header and a lock word (used
+ *      by the locks variant only), and is padded so threads' objects never share a
+ *      cache line ---- */
+struct iv_obj {
+    SYNC_OBJECT_HEADER;
+    wl_spin_t lock;
+};
+struct iv_cell {
+    SYNC_OBJECT_HEADER;
+    wl_spin_t lock;
+    int64_t value;
+    char pad[128 - 24];
+};
+struct iv_chunk {
+    SYNC_OBJECT_HEADER;
+    int64_t v[IV_CHUNK];
+};
+struct iv_dir {
+    SYNC_OBJECT_HEADER;
+    SYNC_REF(struct iv_chunk) c[IV_NCHUNKS];
+};
+struct iv_list {
+    SYNC_OBJECT_HEADER;
+    wl_spin_t lock;
+    int64_t len;
+    SYNC_REF(struct iv_dir) dir;
+    char pad[128 - 32];
+};
+struct iv_entry {
+    int64_t key, val, used;
+};
+struct iv_slots {
+    SYNC_OBJECT_HEADER;
+    struct iv_entry e[];
+};
+struct iv_dict {
+    SYNC_OBJECT_HEADER;
+    wl_spin_t lock;
+    int64_t count, cap;                          /* cap: a power of two */
+    SYNC_REF(struct iv_slots) slots;
+    char pad[128 - 40];
+};
+typedef SYNC_REF(void) iv_ref;
+typedef SYNC_REF(struct iv_cell) iv_cell_ref;
+typedef SYNC_REF(struct iv_list) iv_list_ref;
+typedef SYNC_REF(struct iv_dict) iv_dict_ref;
+typedef SYNC_REF(struct iv_dir) iv_dir_ref;
+typedef SYNC_REF(struct iv_chunk) iv_chunk_ref;
+typedef SYNC_REF(struct iv_slots) iv_slots_ref;
+
+/* ---- thread-local VM state ---- */
+struct iv_frame {
+    int32_t ret_pc, base;
+};
+enum { IV_FAULT_NONE, IV_FAULT_LIST_FULL, IV_FAULT_DICT_FULL, IV_FAULT_STUCK };
+struct iv_vm {
+    int32_t pc, sp, base, nframes, adepth;
+    int32_t in_run;                  /* a run has started and not reached HALT */
+    int32_t stuck;                   /* an atomic section exceeded IV_ATOMIC_CAP */
+    int32_t fault_kind, fault_pc;    /* the first fault */
+    uint64_t faults;
+    uint64_t runs;                   /* completed runs (HALTs) */
+    struct iv_frame frames[IV_FRAMES_MAX];
+    int64_t vals[IV_VALS_MAX];
+};
+struct iv_thread {
+    struct iv_vm vm[2];
+    int cur;                         /* vm[cur]: state after the last completed slice */
+    int tid;
+    int unfinished;                  /* the run in progress did not end after stop */
+    uint64_t last_n;                 /* bytecodes of the last slice */
+    uint64_t held;                   /* locks variant: objects locked by an atomic section */
+    iv_ref obj[IV_MAX_GLOBALS];      /* this thread's instance of each object */
+} SYNC_CL_ALIGNED;
+
+struct iv_ctx {
+    struct iv_program *prog;
+    int nthreads;
+    int64_t interval;
+    iv_ref *objs;                    /* [g * nthreads + tid] (tid 0 for shared objects) */
+    struct iv_thread *th;
+};
+
+static inline iv_ref iv_obj_of(const struct iv_ctx *cx, int g, int tid)
+{
+    return cx->objs[(size_t)g * (size_t)cx->nthreads +
+                    (size_t)(cx->prog->globals[g].per_thread ? tid : 0)];
+}
+
+/* ---- containers (callers hold what the variant needs; barriers inside) ---- */
+
+static inline int64_t iv_list_len(iv_list_ref l)
+{
+    SYNC_READ(l);
+    return l->len;
+}
+
+static inline int iv_list_append(iv_list_ref l, int64_t v)
+{
+    SYNC_WRITE(l);
+    int64_t n = l->len;
+    if (SYNC_UNLIKELY(n >= IV_LIST_MAX))
+        return -1;
+    iv_dir_ref d = l->dir;
+    SYNC_READ(d);
+    iv_chunk_ref c = d->c[n / IV_CHUNK];
+    if (c == SYNC_NULL) {
+        c = SYNC_ALLOC(struct iv_chunk);             /* new in this block: no barrier */
+        SYNC_WRITE(d);
+        d->c[n / IV_CHUNK] = c;
+    } else {
+        SYNC_WRITE(c);
+    }
+    c->v[n % IV_CHUNK] = v;
+    l->len = n + 1;
+    return 0;
+}
+
+static inline int64_t iv_list_get(iv_list_ref l, int64_t i)
+{
+    SYNC_READ(l);
+    if ((uint64_t)i >= (uint64_t)l->len)
+        return 0;
+    iv_dir_ref d = l->dir;
+    SYNC_READ(d);
+    iv_chunk_ref c = d->c[i / IV_CHUNK];
+    SYNC_READ(c);
+    return c->v[i % IV_CHUNK];
+}
+
+static inline void iv_list_set(iv_list_ref l, int64_t i, int64_t v)
+{
+    SYNC_READ(l);
+    if ((uint64_t)i >= (uint64_t)l->len)
+        return;
+    iv_dir_ref d = l->dir;
+    SYNC_READ(d);
+    iv_chunk_ref c = d->c[i / IV_CHUNK];
+    SYNC_WRITE(c);
+    c->v[i % IV_CHUNK] = v;
+}
+
+/* Keeps the chunks for reuse: memory is bounded by the longest the list ever was. */
+static inline void iv_list_clear(iv_list_ref l)
+{
+    SYNC_WRITE(l);
+    l->len = 0;
+}
+
+static inline int64_t iv_list_sum(iv_list_ref l)
+{
+    int64_t s = 0, n = iv_list_len(l);
+    for (int64_t i = 0; i < n; i++)
+        s = iv_add(s, iv_list_get(l, i));
+    return s;
+}
+
+static inline uint64_t iv_hash(int64_t key)
+{
+    uint64_t h = (uint64_t)key * 0x9E3779B97F4A7C15ull;
+    return h ^ (h >> 29);
+}
+
+/* Index of key in s (cap slots), or of the empty slot where it would go. */
+static inline int64_t iv_dict_probe(iv_slots_ref s, int64_t cap, int64_t key)
+{
+    int64_t i = (int64_t)(iv_hash(key) & (uint64_t)(cap - 1));
+    for (;;) {
+        if (!s->e[i].used || s->e[i].key == key)
+            return i;
+        i = (i + 1) & (cap - 1);
+    }
+}
+
+static inline int64_t iv_dict_len(iv_dict_ref d)
+{
+    SYNC_READ(d);
+    return d->count;
+}
+
+static inline int64_t iv_dict_get(iv_dict_ref d, int64_t key)
+{
+    SYNC_READ(d);
+    iv_slots_ref s = d->slots;
+    SYNC_READ(s);
+    int64_t i = iv_dict_probe(s, d->cap, key);
+    return s->e[i].used ? s->e[i].val : 0;
+}
+
+static inline iv_slots_ref iv_slots_new(int64_t cap)
+{
+    return (iv_slots_ref)sync_alloc(sizeof(struct iv_slots) +
+                                    (size_t)cap * sizeof(struct iv_entry));
+}
+
+static int iv_dict_set(iv_dict_ref d, int64_t key, int64_t val)
+{
+    SYNC_READ(d);
+    iv_slots_ref s = d->slots;
+    int64_t cap = d->cap;
+    SYNC_READ(s);
+    int64_t i = iv_dict_probe(s, cap, key);
+    if (s->e[i].used) {
+        SYNC_WRITE(s);
+        s->e[i].val = val;
+        return 0;
+    }
+    int64_t count = d->count;
+    if (count >= IV_DICT_MAX)
+        return -1;
+    SYNC_WRITE(d);
+    if ((count + 1) * 4 > cap * 3) {                 /* grow to keep probes short */
+        int64_t ncap = cap * 2;
+        iv_slots_ref ns = iv_slots_new(ncap);        /* new in this block: no barrier */
+        for (int64_t j = 0; j < cap; j++)
+            if (s->e[j].used) {
+                int64_t k = iv_dict_probe(ns, ncap, s->e[j].key);
+                ns->e[k].key = s->e[j].key;             /* field by field: no memcpy */
+                ns->e[k].val = s->e[j].val;             /* through a %gs reference */
+                ns->e[k].used = 1;
+            }
+        SYNC_FREE(s);
+        d->slots = s = ns;
+        d->cap = cap = ncap;
+        i = iv_dict_probe(s, cap, key);
+    } else {
+        SYNC_WRITE(s);
+    }
+    s->e[i].key = key;
+    s->e[i].val = val;
+    s->e[i].used = 1;
+    d->count = count + 1;
+    return 0;
+}
+
+static inline int64_t iv_dict_sum(iv_dict_ref d)
+{
+    SYNC_READ(d);
+    iv_slots_ref s = d->slots;
+    SYNC_READ(s);
+    int64_t t = 0;
+    for (int64_t j = 0; j < d->cap; j++)
+        if (s->e[j].used)
+            t = iv_add(t, s->e[j].val);
+    return t;
+}
+
+/* ---- the interpreter ---- */
+
+static inline void iv_vm_reset(struct iv_vm *vm, int nlocals)
+{
+    vm->pc = 0;
+    vm->base = 0;
+    vm->nframes = 0;
+    vm->adepth = 0;
+    vm->in_run = 0;
+    vm->sp = nlocals;
+    for (int i = 0; i < nlocals; i++)
+        vm->vals[i] = 0;
+}
+
+static inline void iv_vm_copy(struct iv_vm *dst, const struct iv_vm *src)
+{
+    memcpy(dst, src, offsetof(struct iv_vm, frames));
+    memcpy(dst->frames, src->frames, (size_t)src->nframes * sizeof src->frames[0]);
+    memcpy(dst->vals, src->vals, (size_t)src->sp * sizeof src->vals[0]);
+}
+
+static inline void iv_fault(struct iv_vm *vm, int kind, int32_t pc)
+{
+    if (vm->faults++ == 0) {
+        vm->fault_kind = kind;
+        vm->fault_pc = pc;
+    }
+}
+
+#define IV_CELL(g) ((iv_cell_ref)th->obj[g])
+#define IV_LIST(g) ((iv_list_ref)th->obj[g])
+#define IV_DICT(g) ((iv_dict_ref)th->obj[g])
+
+/* Runs one slice on vm: `budget` bytecodes, more to finish an atomic section, less at
+ * HALT. Returns the bytecodes executed. */
+static uint64_t iv_run(const struct iv_ctx *cx, struct iv_thread *th, struct iv_vm *vm,
+                       int64_t budget)
+{
+    const struct iv_insn *code = cx->prog->code;
+    int64_t *vals = vm->vals;
+    struct iv_frame *frames = vm->frames;
+    int32_t pc = vm->pc, sp = vm->sp, base = vm->base, nframes = vm->nframes;
+    int32_t adepth = vm->adepth;
+    int64_t left = budget;
+    vm->in_run = 1;
+    for (;;) {
+        if (SYNC_UNLIKELY(left <= 0)) {
+            if (adepth == 0)
+                break;
+            if (left <= -IV_ATOMIC_CAP) {            /* never reaches its ATOMIC_END */
+                vm->stuck = 1;
+                iv_fault(vm, IV_FAULT_STUCK, pc);
+                IV_ATOMIC_EXIT(th);
+                break;
+            }
+        }
+        left--;
+        const struct iv_insn *in = &code[pc++];
+        int64_t b;
+        int32_t g = in->a;
+        switch (in->op) {
+        case IV_NOP:
+            break;
+        case IV_PUSH:
+            vals[sp++] = in->v;
+            break;
+        case IV_POP:
+            sp--;
+            break;
+        case IV_DUP:
+            vals[sp] = vals[sp - 1];
+            sp++;
+            break;
+        case IV_SWAP:
+            b = vals[sp - 1];
+            vals[sp - 1] = vals[sp - 2];
+            vals[sp - 2] = b;
+            break;
+        case IV_LOAD_GLOBAL: {
+            iv_cell_ref c = IV_CELL(g);
+            IV_LOCK(th, g, adepth);
+            SYNC_READ(c);
+            vals[sp++] = c->value;
+            IV_UNLOCK(th, g, adepth);
+            break;
+        }
+        case IV_STORE_GLOBAL: {
+            iv_cell_ref c = IV_CELL(g);
+            IV_LOCK(th, g, adepth);
+            SYNC_WRITE(c);
+            c->value = vals[--sp];
+            IV_UNLOCK(th, g, adepth);
+            break;
+        }
+        case IV_LOAD_LOCAL:
+            vals[sp++] = vals[base + g];
+            break;
+        case IV_STORE_LOCAL:
+            vals[base + g] = vals[--sp];
+            break;
+        case IV_ADD: b = vals[--sp]; vals[sp - 1] = iv_add(vals[sp - 1], b); break;
+        case IV_SUB: b = vals[--sp]; vals[sp - 1] = iv_sub(vals[sp - 1], b); break;
+        case IV_MUL: b = vals[--sp]; vals[sp - 1] = iv_mul(vals[sp - 1], b); break;
+        case IV_DIV: b = vals[--sp]; vals[sp - 1] = iv_div(vals[sp - 1], b); break;
+        case IV_MOD: b = vals[--sp]; vals[sp - 1] = iv_mod(vals[sp - 1], b); break;
+        case IV_LT: b = vals[--sp]; vals[sp - 1] = vals[sp - 1] < b; break;
+        case IV_GT: b = vals[--sp]; vals[sp - 1] = vals[sp - 1] > b; break;
+        case IV_EQ: b = vals[--sp]; vals[sp - 1] = vals[sp - 1] == b; break;
+        case IV_NOT: vals[sp - 1] = !vals[sp - 1]; break;
+        case IV_JUMP:
+            pc = g;
+            break;
+        case IV_JUMP_IF_FALSE:
+            if (!vals[--sp])
+                pc = g;
+            break;
+        case IV_JUMP_IF_TRUE:
+            if (vals[--sp])
+                pc = g;
+            break;
+        case IV_CALL: {
+            frames[nframes].ret_pc = pc;
+            frames[nframes].base = base;
+            nframes++;
+            base = sp - in->b;
+            for (int32_t i = base + in->b; i < base + (int32_t)in->v; i++)
+                vals[i] = 0;
+            sp = base + (int32_t)in->v;
+            pc = g;
+            break;
+        }
+        case IV_RET:
+            b = vals[sp - 1];
+            sp = base;
+            nframes--;
+            base = frames[nframes].base;
+            pc = frames[nframes].ret_pc;
+            vals[sp++] = b;
+            break;
+        case IV_LIST_APPEND:
+            IV_LOCK(th, g, adepth);
+            if (iv_list_append(IV_LIST(g), vals[--sp]) < 0)
+                iv_fault(vm, IV_FAULT_LIST_FULL, pc - 1);
+            IV_UNLOCK(th, g, adepth);
+            break;
+        case IV_LIST_GET:
+            IV_LOCK(th, g, adepth);
+            vals[sp - 1] = iv_list_get(IV_LIST(g), vals[sp - 1]);
+            IV_UNLOCK(th, g, adepth);
+            break;
+        case IV_LIST_SET:
+            IV_LOCK(th, g, adepth);
+            iv_list_set(IV_LIST(g), vals[sp - 2], vals[sp - 1]);
+            IV_UNLOCK(th, g, adepth);
+            sp -= 2;
+            break;
+        case IV_LIST_LEN:
+            IV_LOCK(th, g, adepth);
+            vals[sp++] = iv_list_len(IV_LIST(g));
+            IV_UNLOCK(th, g, adepth);
+            break;
+        case IV_LIST_CLEAR:
+            IV_LOCK(th, g, adepth);
+            iv_list_clear(IV_LIST(g));
+            IV_UNLOCK(th, g, adepth);
+            break;
+        case IV_DICT_GET:
+            IV_LOCK(th, g, adepth);
+            vals[sp - 1] = iv_dict_get(IV_DICT(g), vals[sp - 1]);
+            IV_UNLOCK(th, g, adepth);
+            break;
+        case IV_DICT_SET:
+            IV_LOCK(th, g, adepth);
+            if (iv_dict_set(IV_DICT(g), vals[sp - 2], vals[sp - 1]) < 0)
+                iv_fault(vm, IV_FAULT_DICT_FULL, pc - 1);
+            IV_UNLOCK(th, g, adepth);
+            sp -= 2;
+            break;
+        case IV_DICT_LEN:
+            IV_LOCK(th, g, adepth);
+            vals[sp++] = iv_dict_len(IV_DICT(g));
+            IV_UNLOCK(th, g, adepth);
+            break;
+        case IV_THREAD_ID:
+            vals[sp++] = th->tid;
+            break;
+        case IV_ATOMIC_BEGIN:
+            if (adepth++ == 0)
+                IV_ATOMIC_ENTER(th, cx->prog->atomic_set[pc - 1]);
+            break;
+        case IV_ATOMIC_END:
+            if (--adepth == 0)
+                IV_ATOMIC_EXIT(th);
+            break;
+        case IV_HALT:
+        default:
+            if (adepth > 0)                  /* HALT in a function called in a section */
+                IV_ATOMIC_EXIT(th);
+            vm->runs++;
+            iv_vm_reset(vm, cx->prog->main_nlocals);
+            return (uint64_t)(budget - left);
+        }
+    }
+    vm->pc = pc;
+    vm->sp = sp;
+    vm->base = base;
+    vm->nframes = nframes;
+    vm->adepth = adepth;
+    return (uint64_t)(budget - left);
+}
+
+/* One slice as one atomic block (see the invariants above). */
+static uint64_t iv_block(struct iv_ctx *cx, struct wl_thread *t)
+{
+    struct iv_thread *th = t->priv;
+    SYNC_ATOMIC("interp.slice") {
+        struct iv_vm *w = &th->vm[th->cur ^ 1];
+        iv_vm_copy(w, &th->vm[th->cur]);
+        th->last_n = iv_run(cx, th, w, cx->interval);
+    }
+    th->cur ^= 1;
+    return th->vm[th->cur].stuck ? 0 : th->last_n;
+}
+
+static void iv_thread_run(void *ctx, struct wl_thread *t)
+{
+    struct iv_ctx *cx = ctx;
+    struct iv_thread *th = &cx->th[t->tid];
+    t->priv = th;
+    WL_LOOP(cx, t, iv_block);
+    /* Finish the run in progress so the heap holds whole runs only. */
+    uint64_t drained = 0;
+    while (th->vm[th->cur].in_run && !th->vm[th->cur].stuck) {
+        if (drained > IV_DRAIN_MAX) {
+            th->unfinished = 1;
+            break;
+        }
+        uint64_t n = iv_block(cx, t);
+        t->ops += n;
+        t->blocks++;
+        drained += n;
+        sync_tick();
+    }
+}
+
+/* ---- load, setup, check ---- */
+
+static int iv_load(const struct wl_args *a, struct iv_program **out, char *err, size_t errlen)
+{
+    struct iv_params p = { .iterations = a->ival[IV_K_ITER], .threads = a->nthreads };
+    const char *spec = a->sval[IV_K_PROGRAM] ? a->sval[IV_K_PROGRAM] : "counters";
+    char msg[400];
+    if (iv_asm_load(spec, &p, out, msg, sizeof msg) < 0) {
+        snprintf(err, errlen, "--program: %s", msg);
+        return -1;
+    }
+    return 0;
+}
+
+static int iv_validate(const struct wl_args *a, char *err, size_t errlen)
+{
+    struct iv_program *p;
+    if (iv_load(a, &p, err, errlen) < 0)
+        return -1;
+    iv_program_free(p);
+    return 0;
+}
+
+static iv_ref iv_new_object(const struct iv_global *gl)
+{
+    iv_ref r = SYNC_NULL;
+    SYNC_ATOMIC("interp.setup") {
+        /* A re-run re-allocates: only `r` (assigned) survives the block. */
+        if (gl->kind == IV_KIND_INT) {
+            iv_cell_ref c = SYNC_ALLOC(struct iv_cell);
+            c->value = gl->init;
+            r = (iv_ref)c;
+        } else if (gl->kind == IV_KIND_LIST) {
+            iv_list_ref l = SYNC_ALLOC(struct iv_list);
+            l->dir = SYNC_ALLOC(struct iv_dir);
+            r = (iv_ref)l;
+        } else {
+            iv_dict_ref d = SYNC_ALLOC(struct iv_dict);
+            d->cap = 8;
+            d->slots = iv_slots_new(8);
+            r = (iv_ref)d;
+        }
+    }
+    return r;
+}
+
+static void iv_free_object(const struct iv_global *gl, iv_ref r)
+{
+    SYNC_ATOMIC("interp.teardown") {
+        if (gl->kind == IV_KIND_LIST) {
+            iv_list_ref l = (iv_list_ref)r;
+            SYNC_READ(l);
+            iv_dir_ref d = l->dir;
+            SYNC_READ(d);
+            for (int i = 0; i < IV_NCHUNKS; i++)
+                if (d->c[i] != SYNC_NULL)
+                    SYNC_FREE(d->c[i]);
+            SYNC_FREE(d);
+        } else if (gl->kind == IV_KIND_DICT) {
+            iv_dict_ref d = (iv_dict_ref)r;
+            SYNC_READ(d);
+            SYNC_FREE(d->slots);
+        }
+        SYNC_FREE(r);
+    }
+}
+
+static void iv_teardown(void *ctx)
+{
+    struct iv_ctx *cx = ctx;
+    if (!cx)
+        return;
+    if (cx->objs && cx->prog)
+        for (int g = 0; g < cx->prog->nglobals; g++) {
+            const struct iv_global *gl = &cx->prog->globals[g];
+            for (int t = 0; t < (gl->per_thread ? cx->nthreads : 1); t++) {
+                iv_ref r = cx->objs[(size_t)g * (size_t)cx->nthreads + (size_t)t];
+                if (r != SYNC_NULL)
+                    iv_free_object(gl, r);
+            }
+        }
+    free(cx->objs);
+    free(cx->th);
+    iv_program_free(cx->prog);
+    free(cx);
+}
+
+static void *iv_setup(const struct wl_args *a, char *err, size_t errlen)
+{
+    struct iv_ctx *cx = calloc(1, sizeof *cx);
+    if (!cx) {
+        snprintf(err, errlen, "interp: out of memory");
+        return NULL;
+    }
+    if (iv_load(a, &cx->prog, err, errlen) < 0) {
+        free(cx);
+        return NULL;
+    }
+    int n = a->nthreads;
+    cx->nthreads = n;
+    cx->interval = a->ival[IV_K_SWITCH];
+    size_t nobjs = (size_t)(cx->prog->nglobals ? cx->prog->nglobals : 1) * (size_t)n;
+    cx->objs = calloc(nobjs, sizeof *cx->objs);
+    size_t thsz = ((size_t)n * sizeof *cx->th + SYNC_CACHELINE - 1) & ~(size_t)(SYNC_CACHELINE - 1);
+    cx->th = aligned_alloc(SYNC_CACHELINE, thsz);
+    if (!cx->objs || !cx->th) {
+        snprintf(err, errlen, "interp: out of memory for %d threads", n);
+        iv_teardown(cx);
+        return NULL;
+    }
+    memset(cx->th, 0, thsz);
+    for (int g = 0; g < cx->prog->nglobals; g++) {
+        const struct iv_global *gl = &cx->prog->globals[g];
+        for (int t = 0; t < (gl->per_thread ? n : 1); t++)
+            cx->objs[(size_t)g * (size_t)n + (size_t)t] = iv_new_object(gl);
+    }
+    for (int t = 0; t < n; t++) {
+        struct iv_thread *th = &cx->th[t];
+        th->tid = t;
+        for (int g = 0; g < cx->prog->nglobals; g++)
+            th->obj[g] = iv_obj_of(cx, g, t);
+        iv_vm_reset(&th->vm[0], cx->prog->main_nlocals);
+    }
+    return cx;
+}
+
+struct iv_check_env {
+    const struct iv_ctx *cx;
+};
+
+static int64_t iv_check_obj(void *u, int what, int g, int64_t tid, int64_t key)
+{
+    const struct iv_ctx *cx = ((struct iv_check_env *)u)->cx;
+    iv_ref r = iv_obj_of(cx, g, (int)tid);
+    int kind = cx->prog->globals[g].kind;
+    switch (what) {
+    case IV_E_GVAL: {
+        iv_cell_ref c = (iv_cell_ref)r;
+        SYNC_READ(c);
+        return c->value;
+    }
+    case IV_E_LEN:
+        return kind == IV_KIND_LIST ? iv_list_len((iv_list_ref)r) : iv_dict_len((iv_dict_ref)r);
+    case IV_E_SUM:
+        return kind == IV_KIND_LIST ? iv_list_sum((iv_list_ref)r) : iv_dict_sum((iv_dict_ref)r);
+    default:
+        return kind == IV_KIND_LIST ? iv_list_get((iv_list_ref)r, key)
+                                    : iv_dict_get((iv_dict_ref)r, key);
+    }
+}
+
+static const char *iv_fault_name(int k)
+{
+    switch (k) {
+    case IV_FAULT_LIST_FULL: return "list full (" "max 65536 elements)";
+    case IV_FAULT_DICT_FULL: return "dict full (max 1024 keys)";
+    case IV_FAULT_STUCK: return "atomic section ran 2^28 bytecodes without reaching ATOMIC_END";
+    default: return "?";
+    }
+}
+
+static int iv_check(void *ctx, struct wl_thread *threads, int nthreads, char *msg,
+                    size_t msglen)
+{
+    (void)threads;
+    const struct iv_ctx *cx = ctx;
+    const struct iv_program *pr = cx->prog;
+    int64_t total = 0;
+    for (int t = 0; t < nthreads && t < cx->nthreads; t++) {
+        const struct iv_thread *th = &cx->th[t];
+        const struct iv_vm *vm = &th->vm[th->cur];
+        if (vm->faults) {
+            snprintf(msg, msglen, "interp %s: thread %d: %llu run-time fault%s, the first at "
+                     "line %d: %s", pr->name, t, (unsigned long long)vm->faults,
+                     vm->faults == 1 ? "" : "s", pr->line[vm->fault_pc],
+                     iv_fault_name(vm->fault_kind));
+            return -1;
+        }
+        if (th->unfinished) {
+            snprintf(msg, msglen, "interp %s: thread %d did not reach HALT within %llu "
+                     "bytecodes after the stop (lower --iterations?)", pr->name, t,
+                     (unsigned long long)IV_DRAIN_MAX);
+            return -1;
+        }
+        total += (int64_t)vm->runs;
+    }
+    int bad = -1, bad_tid = 0;
+    int64_t bad_l = 0, bad_r = 0, bad_runs = 0;
+    struct iv_check_env ce = { cx };
+    SYNC_ATOMIC("interp.check") {
+        bad = -1;
+        for (int e = 0; e < pr->nexpects && bad < 0; e++) {
+            const struct iv_expect *ex = &pr->expects[e];
+            int nt = ex->per_thread ? cx->nthreads : 1;
+            for (int t = 0; t < nt && bad < 0; t++) {
+                const struct iv_thread *th = &cx->th[t];
+                struct iv_env env = {
+                    .runs = ex->per_thread ? (int64_t)th->vm[th->cur].runs : total,
+                    .threads = cx->nthreads, .iter = pr->params.iterations, .tid = t,
+                    .obj = iv_check_obj, .u = &ce,
+                };
+                int64_t l = iv_expr_eval(&ex->lhs, &env), r = iv_expr_eval(&ex->rhs, &env);
+                if (l != r) {
+                    bad = e;
+                    bad_tid = t;
+                    bad_l = l;
+                    bad_r = r;
+                    bad_runs = env.runs;
+                }
+            }
+        }
+    }
+    if (bad >= 0) {
+        const struct iv_expect *ex = &pr->expects[bad];
+        char who[32] = "";
+        if (ex->per_thread)
+            snprintf(who, sizeof who, " for thread %d", bad_tid);
+        snprintf(msg, msglen, "interp %s: line %d: `.expect %s` fails%s: %lld != %lld "
+                 "(RUNS=%lld, THREADS=%d, ITER=%lld)", pr->name, ex->line, ex->text, who,
+                 (long long)bad_l, (long long)bad_r, (long long)bad_runs, cx->nthreads,
+                 (long long)pr->params.iterations);
+        return -1;
+    }
+    return 0;
+}
+
+#define IV_SUMMARY "a stack bytecode interpreter whose objects live in the shared heap"
+
+WORKLOAD_EXPORT(interp, SYNC_RT_ID) = {
+    .name = "interp",
+    .runtime = SYNC_RT_NAME,
+    .summary = IV_SUMMARY,
+    .knobs = iv_knobs,
+    .nknobs = IV_NKNOBS,
+    .validate = iv_validate,
+    .setup = iv_setup,
+    .thread_run = iv_thread_run,
+    .check = iv_check,
+    .teardown = iv_teardown,
+};
+
+#endif
