@@ -192,7 +192,9 @@ for ((rep = 1; rep <= REPEAT; rep++)); do
              --seed "$seed" "${pin[@]}" --csv "$CSV" --conflicts "$CONF" "${extra[@]}")
         echo "=== [$k/$total] ${cmd[*]}" >>"$LOG"
         runlog=$(mktemp) runerr=$(mktemp)
-        timeout --kill-after=10 "$TIMEOUT" "${cmd[@]}" >"$runlog" 2>"$runerr"
+        # The braces' 2>/dev/null only silences bash's own "Segmentation fault" notice;
+        # the harness's messages go to $runerr.
+        { timeout --kill-after=10 "$TIMEOUT" "${cmd[@]}" >"$runlog" 2>"$runerr"; } 2>/dev/null
         rc=$?
         cat "$runerr" "$runlog" >>"$LOG"
         if [ $rc -ne 0 ]; then
@@ -201,7 +203,9 @@ for ((rep = 1; rep <= REPEAT; rep++)); do
                 2) why="bad usage or input" ;;
                 3) why="runtime setup failed" ;;
                 124|137) why="timed out after ${TIMEOUT}s" ;;
-                *) why="exit $rc" ;;
+                *) if [ $rc -gt 128 ]; then
+                       why="crashed (SIG$(kill -l $((rc - 128)) 2>/dev/null || echo $((rc - 128))))"
+                   else why="exit $rc"; fi ;;
             esac
             # The harness's first message on stderr names the failed invariant.
             msg=$(grep -v '^[[:space:]]*$' "$runerr" | head -n 1)
@@ -244,5 +248,5 @@ if [ $nfail -gt 0 ]; then
     [ $nfail -gt 20 ] && echo "  ... and $((nfail - 20)) more" >&2
     status=1
 fi
-echo "bench: results in $OUT/: runs.csv, conflicts.csv, overhead.csv, overhead.md, conflicts.md$([ "${BENCH_PLOTS:-1}" = 0 ] || echo ', plots/')"
+[ -s "$CSV" ] && echo "bench: results in $OUT/: runs.csv, conflicts.csv, overhead.csv, overhead.md, conflicts.md$([ "${BENCH_PLOTS:-1}" = 0 ] || echo ', plots/')"
 exit $status

@@ -78,7 +78,7 @@ def thread_axis(ax, ts):
     ax.grid(True, alpha=0.3)
 
 
-def draw_throughput(ax, points, w, with_title=True):
+def draw_throughput(ax, points, w, with_title=True, legend=True):
     ts = rep.threads_of(points, w)
     rts = rep.runtimes_of(points, w)
     allv = [p.ops_per_s for k, p in points.items() if k[0] == w]
@@ -113,8 +113,9 @@ def draw_throughput(ax, points, w, with_title=True):
     ax.set_ylim(bottom=0)
     if with_title:
         ax.set_title("%s: throughput" % w)
-    if drew:
-        ax.legend(fontsize="small")
+    if drew and legend:
+        # Outside the axes: inside, it would sit on some line whatever the data.
+        ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
 
 
 def fig_throughput(points, w, machine, outdir, made):
@@ -131,12 +132,18 @@ def fig_throughput_all(points, machine, outdir, made):
     cols = 2 if len(wls) > 1 else 1
     rows = (len(wls) + cols - 1) // cols
     fig, axes = plt.subplots(rows, cols, figsize=(6.5 * cols, 4.2 * rows), squeeze=False)
+    seen = {}
     for i, w in enumerate(wls):
-        draw_throughput(axes[i // cols][i % cols], points, w)
+        ax = axes[i // cols][i % cols]
+        draw_throughput(ax, points, w, legend=False)
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            seen.setdefault(lab, h)
     for j in range(len(wls), rows * cols):
         axes[j // cols][j % cols].set_visible(False)
     fig.suptitle("stmbench: throughput against threads — %s" % machine)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    fig.legend(list(seen.values()), list(seen.keys()), loc="lower center",
+               ncol=min(6, len(seen)), fontsize="small")
     save(fig, outdir, "throughput_all", made)
 
 
