@@ -17,6 +17,12 @@
  *                     timeout of one switch interval).
  *   gil_switch_cond   broadcast when the GIL is taken (a dropper waits on it for the
  *                     switch number to change).
+ *   pub_nwaiters, pub_switch_number
+ *                     copies of g.nwaiters and g.switch_number, stored under gil_mu
+ *                     after each change and read without it by the introspection
+ *                     functions (tests, micro-benchmarks), so that a thread polling
+ *                     them does not contend for gil_mu with the hand-over it watches.
+ *                     Never used for a decision inside the GIL.
  *
  * Invariants:
  *   I1 (exclusion) at most one thread has gil_self.holding == 1, and it is the thread
@@ -68,6 +74,9 @@ static pthread_cond_t gil_cond;
 static pthread_cond_t gil_switch_cond;
 static int gil_conds_ready;
 
+static atomic_int pub_nwaiters;
+static _Atomic uint64_t pub_switch_number;
+
 static struct {
     int locked;
     int holder;
@@ -94,6 +103,8 @@ static void gil_take_locked(int tid, uint64_t t0)
         if (!t0)
             t0 = sync_now_ns();
         g.nwaiters++;
+        /* relaxed: an observation copy for gil_waiters(); gil_mu orders the rest */
+        atomic_store_explicit(&pub_nwaiters, g.nwaiters, memory_order_relaxed);
         while (g.locked) {
             uint64_t saved = g.switch_number;
             struct timespec dl;
@@ -106,12 +117,16 @@ static void gil_take_locked(int tid, uint64_t t0)
                 atomic_store_explicit(&gil_drop_request, 1, memory_order_relaxed);
         }
         g.nwaiters--;
+        /* relaxed: an observation copy, as above */
+        atomic_store_explicit(&pub_nwaiters, g.nwaiters, memory_order_relaxed);
     }
     if (t0)
         gil_self.stats.gil_wait_ns += sync_now_ns() - t0;
     g.locked = 1;
     g.holder = tid;
     g.switch_number++;
+    /* relaxed: an observation copy for gil_switch_number() */
+    atomic_store_explicit(&pub_switch_number, g.switch_number, memory_order_relaxed);
     if (g.forced) {
         gil_self.stats.gil_handoffs++;
         g.forced = 0;
@@ -166,18 +181,15 @@ int gil_holder(void)
 
 uint64_t gil_switch_number(void)
 {
-    pthread_mutex_lock(&gil_mu);
-    uint64_t n = g.switch_number;
-    pthread_mutex_unlock(&gil_mu);
-    return n;
+    /* relaxed: a snapshot for observers; the caller's own hand-overs (gil_mu) order
+     * it after every switch this thread took part in. */
+    return atomic_load_explicit(&pub_switch_number, memory_order_relaxed);
 }
 
 int gil_waiters(void)
 {
-    pthread_mutex_lock(&gil_mu);
-    int n = g.nwaiters;
-    pthread_mutex_unlock(&gil_mu);
-    return n;
+    /* relaxed: a snapshot for observers (may be stale by the time it is used) */
+    return atomic_load_explicit(&pub_nwaiters, memory_order_relaxed);
 }
 
 static int gil_init(const struct sync_config *cfg, char *err, size_t errlen)
@@ -207,6 +219,9 @@ static int gil_init(const struct sync_config *cfg, char *err, size_t errlen)
     gil_conds_ready = 1;
     memset(&g, 0, sizeof g);
     g.holder = -1;
+    /* relaxed: no thread is entered during init (I6) */
+    atomic_store_explicit(&pub_nwaiters, 0, memory_order_relaxed);
+    atomic_store_explicit(&pub_switch_number, 0, memory_order_relaxed);
     uint64_t us = cfg && cfg->gil_interval_us ? cfg->gil_interval_us : GIL_DEFAULT_INTERVAL_US;
     g.interval_ns = us * 1000u;
     /* relaxed: no thread is entered during init (I6); gil_mu's unlock publishes it. */
