@@ -61,8 +61,9 @@ static const char iv_prog_shared_counter[] =
     "        JUMP loop\n"
     "done:   HALT\n";
 
-/* Appends to one shared list (one bytecode: atomic by itself, as in CPython); every
- * 256 appends a thread flushes the list when it is long, inside an atomic section. */
+/* Appends to one shared list (one bytecode: atomic by itself, as in CPython); when the
+ * list is long, a thread flushes it inside an atomic section (checking the length
+ * again there: another thread may have flushed it first). */
 static const char iv_prog_list_append[] =
     "# list-append: every thread appends to one shared list\n"
     ".global list log\n"
@@ -77,22 +78,20 @@ static const char iv_prog_list_append[] =
     "        JUMP_IF_FALSE done\n"
     "        LOAD_LOCAL 0\n"
     "        LIST_APPEND log        # log.append(i)\n"
-    "        LOAD_LOCAL 0\n"
-    "        PUSH 256\n"
-    "        MOD\n"
-    "        PUSH 255\n"
-    "        EQ\n"
-    "        JUMP_IF_FALSE next     # every 256th append:\n"
-    "        ATOMIC_BEGIN           # with atomic:\n"
     "        LIST_LEN log\n"
     "        PUSH FLUSH_AT\n"
     "        LT\n"
-    "        JUMP_IF_TRUE keep      #     if len(log) >= FLUSH_AT:\n"
+    "        JUMP_IF_TRUE next      # if len(log) >= FLUSH_AT:\n"
+    "        ATOMIC_BEGIN           #     with atomic:\n"
+    "        LIST_LEN log\n"
+    "        PUSH FLUSH_AT\n"
+    "        LT\n"
+    "        JUMP_IF_TRUE keep      #         if len(log) >= FLUSH_AT:\n"
     "        LOAD_GLOBAL flushed\n"
     "        LIST_LEN log\n"
     "        ADD\n"
-    "        STORE_GLOBAL flushed   #         flushed += len(log)\n"
-    "        LIST_CLEAR log         #         log.clear()\n"
+    "        STORE_GLOBAL flushed   #             flushed += len(log)\n"
+    "        LIST_CLEAR log         #             log.clear()\n"
     "keep:   ATOMIC_END\n"
     "next:   LOAD_LOCAL 0\n"
     "        PUSH 1\n"

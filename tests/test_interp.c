@@ -1,0 +1,208 @@
+/*
+ * tests/test_interp.c - the interp workload through the harness, in-process: every
+ * built-in program and the example programs under seq (1 thread) and mutex, gil and
+ * locks (1 and 2 threads), with an op count and with a short duration; the run must
+ * exit 0 with check=pass. Bad programs exit 2, a wrong `.expect` or a run-time fault
+ * exits 1. Then a randomized stress of the locks variant at 4 threads (random
+ * programs, switch intervals and iteration counts from a fixed seed), including the
+ * atomicity program that catches a section seen half-done by another thread.
+ * (stm cases are added by the lead once the STM lands in these tests.)
+ */
+#include "tests/stmbench_testutil.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+static const char *const programs[] = {
+    "counters", "shared-counter", "list-append", "mixed",
+    "tests/programs/fib.stm", "tests/programs/bank.stm", "tests/programs/matrix.stm",
+    "tests/programs/atomicity.stm", NULL,
+};
+
+static int setup(void **state)
+{
+    (void)state;
+    tu_mkdir();
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    tu_rmdir();
+    return 0;
+}
+
+/* Runs interp with the extra args; returns the exit status, the CSV's check and ops. */
+static int run_interp(const char *rt, const char *threads, const char *const *extra,
+                      char *check, size_t checklen, unsigned long long *ops)
+{
+    static int n;
+    char name[64];
+    snprintf(name, sizeof name, "interp-%d.csv", n++);
+    const char *csv = tu_path(0, name);
+    const char *args[40] = {"--runtime", rt, "--workload", "interp", "--threads", threads,
+                            "--csv", csv};
+    int k = 8;
+    for (int i = 0; extra[i]; i++)
+        args[k++] = extra[i];
+    args[k] = NULL;
+    int rc;
+    free(tu_capture_stdout(tu_runv, args, &rc));
+    check[0] = 0;
+    *ops = 0;
+    char *text = tu_read(csv, NULL);
+    if (text) {
+        char f[64];
+        if (tu_field(text, 0, "check", f, sizeof f) == 0)
+            snprintf(check, checklen, "%s", f);
+        if (tu_field(text, 0, "ops", f, sizeof f) == 0)
+            *ops = strtoull(f, NULL, 10);
+        free(text);
+    }
+    return rc;
+}
+
+static void must_pass(const char *rt, const char *threads, const char *const *extra)
+{
+    char check[16];
+    unsigned long long ops;
+    int rc = run_interp(rt, threads, extra, check, sizeof check, &ops);
+    if (rc != 0 || strcmp(check, "pass") != 0) {
+        char all[256] = "";
+        for (int i = 0; extra[i]; i++)
+            snprintf(all + strlen(all), sizeof all - strlen(all), " %s", extra[i]);
+        fail_msg("interp under %s, %s threads,%s: exit %d, check '%s'", rt, threads, all, rc,
+                 check);
+    }
+    assert_true(ops > 0);
+}
+
+static void run_all(const char *rt, int max_threads)
+{
+    for (int th = 1; th <= max_threads; th++) {
+        const char *ts = th == 1 ? "1" : "2";
+        for (int p = 0; programs[p]; p++) {
+            const char *ops[] = {"--program", programs[p], "--ops", "30000", NULL};
+            const char *dur[] = {"--program", programs[p], "--duration", "0.1",
+                                 "--switch-interval", "7", "--iterations", "300", NULL};
+            must_pass(rt, ts, ops);
+            must_pass(rt, ts, dur);
+        }
+    }
+}
+
+static void test_seq(void **state) { (void)state; run_all("seq", 1); }
+static void test_mutex(void **state) { (void)state; run_all("mutex", 2); }
+static void test_gil(void **state) { (void)state; run_all("gil", 2); }
+static void test_locks(void **state) { (void)state; run_all("locks", 2); }
+
+/* The GIL may be handed over at every slice (interval 1): atomic sections must still
+ * never be seen half-done, and the totals must add up. */
+static void test_gil_switch_every_bytecode(void **state)
+{
+    (void)state;
+    const char *a[] = {"--program", "tests/programs/atomicity.stm", "--switch-interval", "1",
+                       "--duration", "0.2", "--iterations", "50", NULL};
+    must_pass("gil", "2", a);
+    must_pass("mutex", "2", a);
+    const char *b[] = {"--program", "shared-counter", "--switch-interval", "1",
+                       "--duration", "0.2", NULL};
+    must_pass("gil", "2", b);
+}
+
+/* --ops N: the run stops after N bytecodes, then finishes the run in progress. */
+static void test_ops_target(void **state)
+{
+    (void)state;
+    char check[16];
+    unsigned long long ops;
+    const char *a[] = {"--program", "counters", "--ops", "5000", "--iterations", "10", NULL};
+    assert_int_equal(run_interp("seq", "1", a, check, sizeof check, &ops), 0);
+    assert_string_equal(check, "pass");
+    assert_true(ops >= 5000 && ops < 5000 + 200);       /* one run is 10*17+4 bytecodes */
+}
+
+static void test_bad_input_exit_2(void **state)
+{
+    (void)state;
+    char check[16];
+    unsigned long long ops;
+    const char *missing[] = {"--program", "/nonexistent/x.stm", "--ops", "10", NULL};
+    assert_int_equal(run_interp("seq", "1", missing, check, sizeof check, &ops), 2);
+    const char *bad = tu_path(1, "bad.stm");
+    tu_write(bad, ".global int x\n.expect x = 0\nPUSH 1\nADD\nHALT\n");
+    const char *badp[] = {"--program", bad, "--ops", "10", NULL};
+    assert_int_equal(run_interp("mutex", "1", badp, check, sizeof check, &ops), 2);
+    const char *empty = tu_path(1, "empty.stm");
+    tu_write(empty, "");
+    const char *emptyp[] = {"--program", empty, "--ops", "10", NULL};
+    assert_int_equal(run_interp("locks", "1", emptyp, check, sizeof check, &ops), 2);
+    const char *sw[] = {"--switch-interval", "0", "--ops", "10", NULL};
+    assert_int_equal(run_interp("seq", "1", sw, check, sizeof check, &ops), 2);
+    assert_false(tu_exists(tu_path(0, "interp-never.csv")));
+}
+
+static void test_failed_check_exit_1(void **state)
+{
+    (void)state;
+    char check[16];
+    unsigned long long ops;
+    const char *wrong = tu_path(1, "wrong.stm");
+    tu_write(wrong, ".global int x\n.expect x = RUNS + 1\nLOAD_GLOBAL x\nPUSH 1\nADD\n"
+                    "STORE_GLOBAL x\nHALT\n");
+    const char *a[] = {"--program", wrong, "--ops", "100", NULL};
+    assert_int_equal(run_interp("seq", "1", a, check, sizeof check, &ops), 1);
+    assert_string_equal(check, "fail");
+    assert_int_equal(run_interp("locks", "2", a, check, sizeof check, &ops), 1);
+    /* a list that outgrows IV_LIST_MAX is a run-time fault: no crash, check fails */
+    const char *big = tu_path(1, "big.stm");
+    tu_write(big, ".global list l\n.expect len(l) = RUNS * ITER\nPUSH 0\nSTORE_LOCAL 0\n"
+                  "l: LOAD_LOCAL 0\nPUSH ITER\nLT\nJUMP_IF_FALSE e\nPUSH 1\nLIST_APPEND l\n"
+                  "LOAD_LOCAL 0\nPUSH 1\nADD\nSTORE_LOCAL 0\nJUMP l\ne: HALT\n");
+    const char *b[] = {"--program", big, "--ops", "1000", "--iterations", "70000", NULL};
+    assert_int_equal(run_interp("mutex", "1", b, check, sizeof check, &ops), 1);
+}
+
+/* Randomized stress of the locks variant at 4 threads (on 2 cores: preemption inside
+ * sections and while holding object locks is part of the test). */
+static void test_locks_stress(void **state)
+{
+    (void)state;
+    uint64_t s = 0x1234567u;
+    for (int round = 0; round < 24; round++) {
+        s ^= s << 13; s ^= s >> 7; s ^= s << 17;
+        const char *prog = programs[s % 8];
+        char sw[16], it[16];
+        snprintf(sw, sizeof sw, "%d", (int)(1 + (s >> 8) % 200));
+        snprintf(it, sizeof it, "%d", (int)(1 + (s >> 20) % 500));
+        const char *a[] = {"--program", prog, "--switch-interval", sw, "--iterations", it,
+                           "--duration", "0.15", NULL};
+        must_pass("locks", "4", a);
+    }
+    const char *atom[] = {"--program", "tests/programs/atomicity.stm", "--duration", "0.3",
+                          "--iterations", "20", NULL};
+    must_pass("locks", "4", atom);
+    const char *bank[] = {"--program", "tests/programs/bank.stm", "--duration", "0.3", NULL};
+    must_pass("locks", "4", bank);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_seq),
+        cmocka_unit_test(test_mutex),
+        cmocka_unit_test(test_gil),
+        cmocka_unit_test(test_locks),
+        cmocka_unit_test(test_gil_switch_every_bytecode),
+        cmocka_unit_test(test_ops_target),
+        cmocka_unit_test(test_bad_input_exit_2),
+        cmocka_unit_test(test_failed_check_exit_1),
+        cmocka_unit_test(test_locks_stress),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
