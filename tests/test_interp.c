@@ -69,7 +69,7 @@ static int run_interp(const char *rt, const char *threads, const char *const *ex
 
 static void must_pass(const char *rt, const char *threads, const char *const *extra)
 {
-    char check[16];
+    char check[64];
     unsigned long long ops;
     int rc = run_interp(rt, threads, extra, check, sizeof check, &ops);
     if (rc != 0 || strcmp(check, "pass") != 0) {
@@ -119,7 +119,7 @@ static void test_gil_switch_every_bytecode(void **state)
 static void test_ops_target(void **state)
 {
     (void)state;
-    char check[16];
+    char check[64];
     unsigned long long ops;
     const char *a[] = {"--program", "counters", "--ops", "5000", "--iterations", "10", NULL};
     assert_int_equal(run_interp("seq", "1", a, check, sizeof check, &ops), 0);
@@ -130,7 +130,7 @@ static void test_ops_target(void **state)
 static void test_bad_input_exit_2(void **state)
 {
     (void)state;
-    char check[16];
+    char check[64];
     unsigned long long ops;
     const char *missing[] = {"--program", "/nonexistent/x.stm", "--ops", "10", NULL};
     assert_int_equal(run_interp("seq", "1", missing, check, sizeof check, &ops), 2);
@@ -150,7 +150,7 @@ static void test_bad_input_exit_2(void **state)
 static void test_failed_check_exit_1(void **state)
 {
     (void)state;
-    char check[16];
+    char check[64];
     unsigned long long ops;
     const char *wrong = tu_path(1, "wrong.stm");
     tu_write(wrong, ".global int x\n.expect x = RUNS + 1\nLOAD_GLOBAL x\nPUSH 1\nADD\n"
