@@ -331,6 +331,11 @@ static void test_single_thread_never_blocks(void **state)
         assert_int_equal(gil_switch_number(), 0);
         rt_enter(0);
         assert_int_equal(gil_holder(), 0);
+        {   /* entering twice would deadlock on itself: refused */
+            char err[200] = "";
+            assert_int_equal(sync_runtime_gil.thread_enter(0, err, sizeof err), -1);
+            assert_non_null(strstr(err, "twice"));
+        }
         /* A stale request with nobody waiting: the tick keeps the GIL and clears it. */
         atomic_store_explicit(&gil_drop_request, 1, memory_order_relaxed);
         for (int i = 0; i < 1000; i++)

@@ -249,6 +249,10 @@ static int gil_enter(int tid, char *err, size_t errlen)
         snprintf(err, errlen, "gil: thread %d entered before init", tid);
         return -1;
     }
+    if (gil_self.holding) {
+        snprintf(err, errlen, "gil: thread %d entered twice without thread_exit", tid);
+        return -1;
+    }
     memset(&gil_self, 0, sizeof gil_self);
     pthread_mutex_lock(&gil_mu);
     gil_take_locked(tid, 0);
