@@ -351,8 +351,9 @@ static uint64_t iv_run(const struct iv_ctx *cx, struct iv_thread *th, struct iv_
     const struct iv_insn *code = cx->prog->code;
     int64_t *vals = vm->vals;
     struct iv_frame *frames = vm->frames;
-    int32_t pc = vm->pc, sp = vm->sp, base = vm->base, nframes = vm->nframes;
-    int32_t adepth = vm->adepth;
+    /* registers as full-width integers: no sign extension on every stack index */
+    intptr_t pc = vm->pc, sp = vm->sp, base = vm->base, nframes = vm->nframes;
+    intptr_t adepth = vm->adepth;
     int64_t left = budget;
     vm->in_run = 1;
     for (;;) {
@@ -361,7 +362,7 @@ static uint64_t iv_run(const struct iv_ctx *cx, struct iv_thread *th, struct iv_
                 break;
             if (left <= -IV_ATOMIC_CAP) {            /* never reaches its ATOMIC_END */
                 vm->stuck = 1;
-                iv_fault(vm, IV_FAULT_STUCK, pc);
+                iv_fault(vm, IV_FAULT_STUCK, (int32_t)pc);
                 IV_ATOMIC_EXIT(th);
                 break;
             }
@@ -431,13 +432,13 @@ static uint64_t iv_run(const struct iv_ctx *cx, struct iv_thread *th, struct iv_
                 pc = g;
             break;
         case IV_CALL: {
-            frames[nframes].ret_pc = pc;
-            frames[nframes].base = base;
+            frames[nframes].ret_pc = (int32_t)pc;
+            frames[nframes].base = (int32_t)base;
             nframes++;
             base = sp - in->b;
-            for (int32_t i = base + in->b; i < base + (int32_t)in->v; i++)
+            for (intptr_t i = base + in->b; i < base + (intptr_t)in->v; i++)
                 vals[i] = 0;
-            sp = base + (int32_t)in->v;
+            sp = base + (intptr_t)in->v;
             pc = g;
             break;
         }
@@ -452,7 +453,7 @@ static uint64_t iv_run(const struct iv_ctx *cx, struct iv_thread *th, struct iv_
         case IV_LIST_APPEND:
             IV_LOCK(th, g, adepth);
             if (iv_list_append(IV_LIST(g), vals[--sp]) < 0)
-                iv_fault(vm, IV_FAULT_LIST_FULL, pc - 1);
+                iv_fault(vm, IV_FAULT_LIST_FULL, (int32_t)pc - 1);
             IV_UNLOCK(th, g, adepth);
             break;
         case IV_LIST_GET:
@@ -484,7 +485,7 @@ static uint64_t iv_run(const struct iv_ctx *cx, struct iv_thread *th, struct iv_
         case IV_DICT_SET:
             IV_LOCK(th, g, adepth);
             if (iv_dict_set(IV_DICT(g), vals[sp - 2], vals[sp - 1]) < 0)
-                iv_fault(vm, IV_FAULT_DICT_FULL, pc - 1);
+                iv_fault(vm, IV_FAULT_DICT_FULL, (int32_t)pc - 1);
             IV_UNLOCK(th, g, adepth);
             sp -= 2;
             break;
@@ -513,11 +514,11 @@ static uint64_t iv_run(const struct iv_ctx *cx, struct iv_thread *th, struct iv_
             return (uint64_t)(budget - left);
         }
     }
-    vm->pc = pc;
-    vm->sp = sp;
-    vm->base = base;
-    vm->nframes = nframes;
-    vm->adepth = adepth;
+    vm->pc = (int32_t)pc;
+    vm->sp = (int32_t)sp;
+    vm->base = (int32_t)base;
+    vm->nframes = (int32_t)nframes;
+    vm->adepth = (int32_t)adepth;
     return (uint64_t)(budget - left);
 }
 
