@@ -4,8 +4,8 @@
 # plots (scripts/plots.sh).
 #
 # Variables (environment; `make bench VAR=value` passes them):
-#   BENCH_DURATION  seconds per run (default 4: the default sweep takes about 10 minutes
-#                   on 2 cores: 4 workloads x 9 points x 3 repeats)
+#   BENCH_DURATION  seconds per run (default 5: the default sweep takes about 9-10
+#                   minutes on 2 cores: 4 workloads x 9 points x 3 repeats)
 #   BENCH_REPEAT    runs per point (default 3; the tables use medians)
 #   BENCH_THREADS   thread counts, e.g. "1 2 4" (default 1..N with N the cores hwloc
 #                   sees; above 8 cores 1 2 4 8 ... and N)
@@ -35,7 +35,7 @@ BUILD=${BUILD:-build}
 BIN=${STMBENCH:-$BUILD/stmbench}
 DEFAULT_OUT=results/latest
 OUT=${BENCH_OUT:-$DEFAULT_OUT}
-DURATION=${BENCH_DURATION:-4}
+DURATION=${BENCH_DURATION:-5}
 REPEAT=${BENCH_REPEAT:-3}
 SEED=${BENCH_SEED:-1}
 
