@@ -60,20 +60,31 @@ static long committed_v(cell_ref c)
     return ((const cell_t *)stm_debug_committed(c))->v;
 }
 
+static pthread_barrier_t entered;
+static int stepping; /* run2 is running: enter() waits until both threads entered */
+
+/* Enters the runtime; inside run2 both threads are entered before either goes on, so
+ * each sees the other as active (a thread alone skips write ownership). */
 static void enter(int tid)
 {
     char err[256];
     if (sync_runtime_stm.thread_enter(tid, err, sizeof err) != 0)
         fail_msg("%s", err);
+    if (stepping)
+        pthread_barrier_wait(&entered);
 }
 
 static void run2(void *(*a)(void *), void *(*b)(void *))
 {
     pthread_t ta, tb;
+    pthread_barrier_init(&entered, NULL, 2);
+    stepping = 1;
     pthread_create(&ta, NULL, a, NULL);
     pthread_create(&tb, NULL, b, NULL);
     pthread_join(ta, NULL);
     pthread_join(tb, NULL);
+    stepping = 0;
+    pthread_barrier_destroy(&entered);
 }
 
 /* ---- read-write: A reads X, B commits X, A's commit aborts and the retry wins ---- */
@@ -219,6 +230,8 @@ static void test_inevitable_never_aborts(void **state)
     sem_init(&s_b_done, 0, 0);
     inev_attempts_a = 0;
     pthread_t ta, tb;
+    pthread_barrier_init(&entered, NULL, 2);
+    stepping = 1;
     pthread_create(&ta, NULL, inev_a, NULL);
     pthread_create(&tb, NULL, inev_b, NULL);
     for (int i = 0; i < 50; i++) {
@@ -230,6 +243,8 @@ static void test_inevitable_never_aborts(void **state)
     sem_post(&s_a);
     pthread_join(ta, NULL);
     pthread_join(tb, NULL);
+    stepping = 0;
+    pthread_barrier_destroy(&entered);
     assert_int_equal(inev_attempts_a, 1);
     assert_int_equal(sync_stats_aborts(&st_a), 0);
     assert_int_equal(inev_seen, 0);

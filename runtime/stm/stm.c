@@ -68,6 +68,7 @@
 #define INEVITABLE_AFTER 8            /* consecutive aborts before going inevitable */
 #define LOG_GC_EVERY 32               /* commits between log garbage collections */
 #define MAX_SEGMENTS 4096
+#define NOT_OWNED UINT64_MAX          /* ws_entry.saved: ownership was not taken */
 
 enum { PS_SHARED = 0, PS_PRIVATE = 1 };
 
@@ -77,6 +78,55 @@ static __thread struct stm_seg *me;
 struct stm_global G;
 
 /* ------------------------------------------------------------------ helpers */
+
+/*
+ * The commit lock: a test-and-test-and-set spinlock that yields the CPU after a few
+ * rounds (threads may outnumber cores). Held briefly: a commit's copies, or the
+ * remaps of a first write to a page.
+ */
+static void commit_lock(void)
+{
+    for (int spins = 0;; spins++) {
+        int z = 0;
+        /* acquire: pairs with the release in commit_unlock; everything the previous
+         * holder did under the lock (segment 0, page states, log tail) is visible. */
+        if (atomic_compare_exchange_weak_explicit(&G.lock, &z, 1, memory_order_acquire,
+                                                  memory_order_relaxed))
+            return;
+        /* relaxed: only waits for the lock to look free before trying again */
+        while (atomic_load_explicit(&G.lock, memory_order_relaxed)) {
+            if (++spins > 64)
+                sched_yield();
+            else
+                __builtin_ia32_pause();
+        }
+    }
+}
+
+static void commit_unlock(void)
+{
+    /* release: pairs with the acquire CAS in commit_lock */
+    atomic_store_explicit(&G.lock, 0, memory_order_release);
+}
+
+/* Copies small objects word by word (most are a few words), big ones with memcpy. */
+static inline void copy_bytes(void *dst, const void *src, size_t n)
+{
+    if (n <= 64) {
+        char *d = dst;
+        const char *sr = src;
+        size_t i = 0;
+        for (; i + 8 <= n; i += 8) {
+            uint64_t w;
+            __builtin_memcpy(&w, sr + i, 8);
+            __builtin_memcpy(d + i, &w, 8);
+        }
+        for (; i < n; i++)
+            d[i] = sr[i];
+    } else {
+        memcpy(dst, src, n);
+    }
+}
 
 static void fatal(const char *fmt, const char *arg)
 {
@@ -129,10 +179,8 @@ static inline uint64_t chaos_rand(struct stm_seg *s)
 }
 
 /* At a protocol step: maybe yield, spin or sleep, so two cores see many interleavings. */
-static void chaos_point(struct stm_seg *s)
+static SYNC_NOINLINE void chaos_step(struct stm_seg *s)
 {
-    if (SYNC_LIKELY(!G.chaos))
-        return;
     uint64_t r = chaos_rand(s);
     switch (r & 15) {
     case 0:
@@ -152,6 +200,12 @@ static void chaos_point(struct stm_seg *s)
     default:
         break;
     }
+}
+
+static inline void chaos_point(struct stm_seg *s)
+{
+    if (SYNC_UNLIKELY(G.chaos))
+        chaos_step(s);
 }
 
 /* ---------------------------------------------------------- page handling */
@@ -213,20 +267,24 @@ static inline void pages_of(uintptr_t off, size_t len, size_t *p0, size_t *p1)
 
 /* The running thread's own pages for [off, off+len) become PRIVATE (write barrier,
  * allocation). Takes commit_lock only if some page is still SHARED. */
-static void privatise_mine(uintptr_t off, size_t len, int fresh)
+static SYNC_NOINLINE void privatise_slow(size_t p, size_t p1, int fresh)
+{
+    chaos_point(me);
+    commit_lock();
+    unshare_range(me->idx, p, p1, fresh);
+    commit_unlock();
+}
+
+static inline void privatise_mine(uintptr_t off, size_t len, int fresh)
 {
     size_t p0, p1;
     pages_of(off, len, &p0, &p1);
-    uint8_t *st = G.pstate[me->idx];
-    size_t p = p0;
-    while (p < p1 && st[p] == PS_PRIVATE)
-        p++;
-    if (p == p1)
-        return;
-    chaos_point(me);
-    pthread_mutex_lock(&G.commit_lock);
-    unshare_range(me->idx, p, p1, fresh);
-    pthread_mutex_unlock(&G.commit_lock);
+    const uint8_t *st = G.pstate[me->idx];
+    for (size_t p = p0; p < p1; p++)
+        if (SYNC_UNLIKELY(st[p] != PS_PRIVATE)) {
+            privatise_slow(p, p1, fresh);
+            return;
+        }
 }
 
 /* Before a commit writes segment 0's pages [p0, p1): unshare them in every other
@@ -253,7 +311,8 @@ static void release_ownership_restore(struct stm_seg *s)
         memcpy(seg_addr(s->idx, w->off), s->backup + w->backup_at, w->size);
         /* release: pairs with the acquire CAS/load of the next owner; the restored
          * bytes are in our own segment only, so the order matters for I3 alone. */
-        atomic_store_explicit(wlock_slot(w->off), w->saved, memory_order_release);
+        if (w->saved != NOT_OWNED)
+            atomic_store_explicit(wlock_slot(w->off), w->saved, memory_order_release);
     }
 }
 
@@ -297,7 +356,7 @@ static void __attribute__((noreturn)) stm_abort(enum sync_abort_kind kind, int o
         .object = obj,
         .page = obj / PAGE,
         .site = s->site,
-        .wasted_ns = ticks_to_ns(ticks() - s->attempt_ticks),
+        .wasted_ns = s->attempt_ticks ? ticks_to_ns(ticks() - s->attempt_ticks) : 0,
     };
     sync_stats_add_conflict(&s->stats, &c);
     s->consecutive_aborts++;
@@ -315,7 +374,7 @@ static void __attribute__((noreturn)) stm_abort(enum sync_abort_kind kind, int o
         }
     }
     stm_self.depth = 0;
-    __builtin_longjmp(stm_self.jb, 1);
+    _longjmp(stm_self.jb, 1);
 }
 
 /* Checked at slow paths: an inevitable transaction wants something we own. */
@@ -350,7 +409,7 @@ static void import_log(struct stm_seg *s, int validate, int unlock_on_abort)
             for (uint32_t i = 0; i < n->nruns; i++)
                 if (r[i].validate && rm[r[i].off >> 4] == rv) {
                     if (unlock_on_abort)
-                        pthread_mutex_unlock(&G.commit_lock);
+                        commit_unlock();
                     stm_abort(SYNC_ABORT_READ_WRITE, n->seg, r[i].off);
                 }
         }
@@ -365,6 +424,48 @@ static void import_log(struct stm_seg *s, int validate, int unlock_on_abort)
          * touch them. Pairs with the acquire loads in log_gc. */
         atomic_store_explicit(&s->rev, e->rev, memory_order_release);
     }
+}
+
+/* Log entries come from size-class pools (256 B << k) kept under the commit lock, so
+ * a commit does not call malloc; bigger entries use malloc directly. */
+static struct log_entry *entry_alloc(size_t bytes)
+{
+    int k = 0;
+    size_t cap = 256;
+    while (cap < bytes && k < 11) {
+        cap <<= 1;
+        k++;
+    }
+    struct log_entry *e;
+    if (cap >= bytes && G.pool[k]) {
+        e = G.pool[k];
+        G.pool[k] = atomic_load_explicit(&e->next, memory_order_relaxed);
+    } else {
+        if (cap < bytes)
+            cap = bytes;
+        e = malloc(cap);
+        if (!e)
+            fatal("out of memory for a commit log entry%s", "");
+        e->cap = cap;
+    }
+    atomic_init(&e->next, NULL);
+    return e;
+}
+
+static void entry_free(struct log_entry *e)
+{
+    int k = 0;
+    size_t cap = 256;
+    while (cap < e->cap && k < 11) {
+        cap <<= 1;
+        k++;
+    }
+    if (cap != e->cap) {
+        free(e);
+        return;
+    }
+    atomic_store_explicit(&e->next, G.pool[k], memory_order_relaxed);
+    G.pool[k] = e;
 }
 
 /* Frees entries no active thread still needs (I4). Caller holds commit_lock. */
@@ -382,7 +483,7 @@ static void log_gc(void)
         struct log_entry *n = atomic_load_explicit(&G.log_head->next, memory_order_relaxed);
         if (!n || n->rev > min)
             break;
-        free(G.log_head);
+        entry_free(G.log_head);
         G.log_head = n;
     }
     /* release: pairs with the acquire load in reclaim_limbo (I7) */
@@ -401,6 +502,11 @@ static void reclaim_limbo(struct stm_seg *s)
 {
     /* acquire: pairs with the release store in log_gc */
     uint64_t min = atomic_load_explicit(&G.min_rev, memory_order_acquire);
+    /* A thread alone can reuse everything it freed: its own snapshot has the frees
+     * committed, and a thread entering now starts from segment 0, which has them too
+     * (relaxed: nactive only grows under the lock, by entering threads). */
+    if (atomic_load_explicit(&G.nactive, memory_order_relaxed) == 1)
+        min = UINT64_MAX;
     while (s->limbo_head < s->nlimbo && s->limbo[s->limbo_head].rev <= min) {
         struct limbo_entry *l = &s->limbo[s->limbo_head++];
         freelist_push(&s->ready[l->cls], l->off);
@@ -486,9 +592,16 @@ void _stm_write_slowpath(void __seg_gs *obj)
 
     _Atomic uint64_t *slot = wlock_slot(off);
     uint64_t mine = (uint64_t)s->idx;
-    /* acquire: pairs with the release store that gave the object up (commit/abort) */
-    uint64_t w = atomic_load_explicit(slot, memory_order_acquire);
-    for (;;) {
+    uint64_t w = NOT_OWNED;
+    /* Ownership detects write-write conflicts early; serialisability rests on
+     * validation alone (a write implies a read, I5). A thread alone has nobody to
+     * conflict with, so it skips the CAS and never touches the word (relaxed: a
+     * thread entering meanwhile is caught by validation). */
+    if (atomic_load_explicit(&G.nactive, memory_order_relaxed) > 1 || G.chaos ||
+        s->inevitable)
+        /* acquire: pairs with the release store that gave the object up */
+        w = atomic_load_explicit(slot, memory_order_acquire);
+    while (w != NOT_OWNED) {
         uint64_t owner = w & 0xffff;
         if (owner == 0) {
             if ((w >> 16) > s->rev) /* committed after our snapshot: we read it stale */
@@ -544,17 +657,17 @@ void _stm_become_inevitable(void)
         fatal("%s outside an atomic block", "sync_inevitable");
     for (;;) {
         wait_inevitable_gone(s);
-        pthread_mutex_lock(&G.commit_lock);
+        commit_lock();
         if (atomic_load_explicit(&G.inevitable, memory_order_relaxed) == 0)
             break;
-        pthread_mutex_unlock(&G.commit_lock);
+        commit_unlock();
     }
     import_log(s, 1, 1);
     /* release: pairs with the acquire in wait_inevitable_gone / commit */
     atomic_store_explicit(&G.inevitable, s->idx, memory_order_release);
     s->inevitable = 1;
     s->stats.inevitable++;
-    pthread_mutex_unlock(&G.commit_lock);
+    commit_unlock();
 }
 
 /* ------------------------------------------------------------ begin / commit */
@@ -566,16 +679,24 @@ int _stm_begin(const char *site)
         fatal("%s: thread has not entered the stm runtime", site);
     stm_self.depth = 1;
     if (SYNC_UNLIKELY(++stm_self.rv == 0)) {
-        /* read versions wrapped: forget every marker of the used heap */
-        madvise(seg_addr(s->idx, 0), G.rm_size, MADV_DONTNEED);
+        /* Read versions wrapped: forget every marker of the heap in use (relaxed:
+         * the cursor only grows; a chunk taken meanwhile has no markers yet). */
+        size_t used = atomic_load_explicit(&G.heap_cursor, memory_order_relaxed) >> 4;
+        if (used <= 256 * 1024)
+            memset(seg_addr(s->idx, 0), 0, used);
+        else
+            madvise(seg_addr(s->idx, 0), G.rm_size, MADV_DONTNEED);
         stm_self.rv = 1;
     }
     s->site = site;
-    s->attempt_ticks = ticks();
+    /* The attempt's start, for the wasted time of an abort. A thread alone cannot
+     * conflict, so it skips the clock (relaxed: a thread entering meanwhile only
+     * makes one abort report 0 ns). */
+    s->attempt_ticks =
+        (atomic_load_explicit(&G.nactive, memory_order_relaxed) > 1 || G.chaos) ? ticks() : 0;
     s->tx_bump = s->bump;
     s->tx_chunk_start = s->chunk_start;
     s->range_start = s->bump;
-    atomic_store_explicit(&s->abort_request, 0, memory_order_relaxed);
     chaos_point(s);
     /* acquire: pairs with the release store of G.rev in commit */
     if (atomic_load_explicit(&G.rev, memory_order_acquire) != s->rev)
@@ -594,6 +715,24 @@ static void flag_new_range(struct stm_seg *s, uintptr_t a, uintptr_t b)
         uintptr_t n = ((uintptr_t)h->size + 15) & ~(uintptr_t)15;
         a += n ? n : 16;
     }
+}
+
+/* One run of the commit: unshare its pages in other segments (I2), copy it into the
+ * log entry (if any) and into segment 0. Caller holds the commit lock. */
+SYNC_INLINE char *publish_run(struct stm_seg *s, struct log_entry *e, size_t k, char *data,
+                                uintptr_t off, size_t len, uint32_t validate)
+{
+    const char *src = seg_addr(s->idx, off);
+    if (e) {
+        size_t p0, p1;
+        pages_of(off, len, &p0, &p1);
+        unshare_others(p0, p1); /* before segment 0 changes */
+        copy_bytes(data, src, len);
+        e->runs[k] = (struct log_run){.off = off, .len = (uint32_t)len, .validate = validate};
+        data += len;
+    }
+    copy_bytes(seg_addr(0, off), src, len);
+    return data;
 }
 
 void _stm_commit(void)
@@ -615,13 +754,14 @@ void _stm_commit(void)
     }
 
     chaos_point(s);
-    import_log(s, 1, 0); /* most of the validation, outside the lock */
+    if (atomic_load_explicit(&G.rev, memory_order_acquire) != s->rev)
+        import_log(s, 1, 0); /* most of the validation, outside the lock */
     for (;;) {
-        pthread_mutex_lock(&G.commit_lock);
+        commit_lock();
         int ie = atomic_load_explicit(&G.inevitable, memory_order_relaxed);
         if (ie == 0 || ie == s->idx)
             break;
-        pthread_mutex_unlock(&G.commit_lock);
+        commit_unlock();
         wait_inevitable_gone(s);
     }
     import_log(s, 1, 1); /* the rest, under the lock: nothing can slip in now */
@@ -630,9 +770,7 @@ void _stm_commit(void)
     if (s->bump != s->range_start)
         push_range(s, s->range_start, s->bump);
 
-    /* The commit's runs: written objects (validated by others), new ranges and
-     * recycled objects (nobody can have read them). Flags first: every committed
-     * copy carries STM_WB. */
+    /* Every committed copy carries STM_WB: set it in our copy first. */
     size_t nruns = s->nws + s->nranges + s->nrecycled, bytes = 0;
     for (size_t i = 0; i < s->nws; i++) {
         ((struct sync_hdr *)seg_addr(s->idx, s->ws[i].off))->flags |= STM_WB;
@@ -646,63 +784,59 @@ void _stm_commit(void)
         ((struct sync_hdr *)seg_addr(s->idx, s->recycled[i].off))->flags |= STM_WB;
         bytes += s->recycled[i].size;
     }
-    struct log_entry *e = malloc(sizeof *e + nruns * sizeof(struct log_run) + bytes);
-    if (!e)
-        fatal("out of memory for a commit log entry%s", "");
-    uint64_t rev = atomic_load_explicit(&G.rev, memory_order_relaxed) + 1;
-    e->rev = rev;
-    e->seg = s->idx;
-    e->nruns = (uint32_t)nruns;
-    atomic_init(&e->next, NULL);
-    char *data = (char *)(e->runs + nruns);
+    /* A log entry only matters to other active threads: a thread alone writes
+     * segment 0 and nothing else (a thread entering later starts from segment 0). */
+    uint64_t rev = atomic_load_explicit(&G.rev, memory_order_relaxed);
+    struct log_entry *e = NULL;
+    char *data = NULL;
+    if (atomic_load_explicit(&G.nactive, memory_order_relaxed) > 1) {
+        e = entry_alloc(sizeof *e + nruns * sizeof(struct log_run) + bytes);
+        e->rev = ++rev;
+        e->seg = s->idx;
+        e->nruns = (uint32_t)nruns;
+        data = (char *)(e->runs + nruns);
+    }
     size_t k = 0;
-#define ADD_RUN(OFF, LEN, VAL)                                                            \
-    do {                                                                                  \
-        uintptr_t o_ = (OFF);                                                             \
-        size_t l_ = (LEN), p0_, p1_;                                                      \
-        pages_of(o_, l_, &p0_, &p1_);                                                     \
-        unshare_others(p0_, p1_); /* I2: before segment 0 changes */                      \
-        memcpy(data, seg_addr(s->idx, o_), l_);                                           \
-        memcpy(seg_addr(0, o_), data, l_);                                                \
-        e->runs[k].off = o_;                                                              \
-        e->runs[k].len = (uint32_t)l_;                                                    \
-        e->runs[k].validate = (VAL);                                                      \
-        k++;                                                                              \
-        data += l_;                                                                       \
-    } while (0)
-    for (size_t i = 0; i < s->nws; i++)
-        ADD_RUN(s->ws[i].off, s->ws[i].size, 1);
-    for (size_t i = 0; i < s->nranges; i++)
-        ADD_RUN(s->ranges[i].a, s->ranges[i].b - s->ranges[i].a, 0);
-    for (size_t i = 0; i < s->nrecycled; i++)
-        ADD_RUN(s->recycled[i].off, s->recycled[i].size, 0);
-#undef ADD_RUN
+    for (size_t i = 0; i < s->nws; i++, k++)
+        data = publish_run(s, e, k, data, s->ws[i].off, s->ws[i].size, 1);
+    for (size_t i = 0; i < s->nranges; i++, k++)
+        data = publish_run(s, e, k, data, s->ranges[i].a, s->ranges[i].b - s->ranges[i].a, 0);
+    for (size_t i = 0; i < s->nrecycled; i++, k++)
+        data = publish_run(s, e, k, data, s->recycled[i].off, s->recycled[i].size, 0);
     chaos_point(s);
-    /* release: publishes the entry's contents and segment 0's new bytes; pairs with
-     * the acquire load of `next` in import_log. */
-    atomic_store_explicit(&G.log_tail->next, e, memory_order_release);
-    G.log_tail = e;
-    /* release: pairs with the acquire load of G.rev in _stm_begin */
-    atomic_store_explicit(&G.rev, rev, memory_order_release);
-    s->last = e;
-    /* release: pairs with log_gc's acquire */
-    atomic_store_explicit(&s->rev, rev, memory_order_release);
+    if (e) {
+        /* release: publishes the entry's contents and segment 0's new bytes; pairs
+         * with the acquire load of `next` in import_log. */
+        atomic_store_explicit(&G.log_tail->next, e, memory_order_release);
+        G.log_tail = e;
+        /* release: pairs with the acquire loads of G.rev in begin and commit */
+        atomic_store_explicit(&G.rev, rev, memory_order_release);
+        s->last = e;
+        /* release: pairs with log_gc's acquire */
+        atomic_store_explicit(&s->rev, rev, memory_order_release);
+        if (++G.commits_since_gc >= LOG_GC_EVERY) {
+            G.commits_since_gc = 0;
+            log_gc();
+        }
+    } else if (s->nfrees) {
+        log_gc(); /* alone: min_rev is our own revision */
+    }
     if (s->inevitable) {
+        /* release: pairs with the acquire in wait_inevitable_gone */
         atomic_store_explicit(&G.inevitable, 0, memory_order_release);
         s->inevitable = 0;
     }
-    if (++G.commits_since_gc >= LOG_GC_EVERY) {
-        G.commits_since_gc = 0;
-        log_gc();
-    }
-    pthread_mutex_unlock(&G.commit_lock);
-
-    /* Give up ownership (I3) with the new revision; release: pairs with the next
-     * owner's acquire CAS. Recycled objects get the revision too. */
-    for (size_t i = 0; i < s->nws; i++)
-        atomic_store_explicit(wlock_slot(s->ws[i].off), rev << 16, memory_order_release);
+    /* Recycled objects get the new revision in their word while nobody else can
+     * reach them yet (release: pairs with the acquire load in the write slow path). */
     for (size_t i = 0; i < s->nrecycled; i++)
         atomic_store_explicit(wlock_slot(s->recycled[i].off), rev << 16, memory_order_release);
+    commit_unlock();
+
+    /* Give up ownership (I3) with the new revision; release: pairs with the next
+     * owner's acquire CAS. */
+    for (size_t i = 0; i < s->nws; i++)
+        if (s->ws[i].saved != NOT_OWNED)
+            atomic_store_explicit(wlock_slot(s->ws[i].off), rev << 16, memory_order_release);
     for (size_t i = 0; i < s->nfrees; i++)
         push_limbo(s, s->frees[i].off, s->frees[i].size, rev);
     tx_reset(s);
@@ -849,12 +983,12 @@ static int stm_init(const struct sync_config *cfg, char *err, size_t errlen)
         G.segs[s].idx = s;
         G.segs[s].chaos_rng = (G.chaos ? G.chaos : 1) * 0x9E3779B97F4A7C15ull + (uint64_t)s;
     }
-    G.log_head = G.log_tail = calloc(1, sizeof(struct log_entry));
+    G.log_head = G.log_tail = calloc(1, 256);
     if (!G.log_head) {
         snprintf(err, errlen, "stm: out of memory");
         goto fail;
     }
-    pthread_mutex_init(&G.commit_lock, NULL);
+    atomic_init(&G.lock, 0);
     atomic_init(&G.rev, 0);
     atomic_init(&G.heap_cursor, G.rm_size);
     G.use_wrgsbase = probe_wrgsbase();
@@ -898,12 +1032,16 @@ static void stm_fini(void)
         free(e);
         e = n;
     }
+    for (int k = 0; k < 12; k++)
+        for (struct log_entry *e = G.pool[k]; e;) {
+            struct log_entry *n = atomic_load_explicit(&e->next, memory_order_relaxed);
+            free(e);
+            e = n;
+        }
     if (G.base)
         munmap(G.base, G.reserved);
     if (G.fd >= 0)
         close(G.fd);
-    if (G.initialised)
-        pthread_mutex_destroy(&G.commit_lock);
     memset(&G, 0, sizeof G);
     G.fd = -1;
 }
@@ -919,16 +1057,16 @@ static int stm_enter(int tid, char *err, size_t errlen)
         return -1;
     }
     struct stm_seg *s = &G.segs[tid + 1];
-    pthread_mutex_lock(&G.commit_lock);
+    commit_lock();
     if (s->active) {
-        pthread_mutex_unlock(&G.commit_lock);
+        commit_unlock();
         snprintf(err, errlen, "stm: segment %d already in use", tid + 1);
         return -1;
     }
     /* Reset the segment to "all shared": its view is segment 0, the current state. */
     if (mmap(seg_addr(s->idx, G.rm_size), G.heap_size, PROT_READ, MAP_SHARED | MAP_FIXED,
              G.fd, 0) == MAP_FAILED) {
-        pthread_mutex_unlock(&G.commit_lock);
+        commit_unlock();
         snprintf(err, errlen, "stm: remapping segment %d: %s", s->idx, strerror(errno));
         return -1;
     }
@@ -941,7 +1079,9 @@ static int stm_enter(int tid, char *err, size_t errlen)
     atomic_store_explicit(&s->rev, atomic_load_explicit(&G.rev, memory_order_relaxed),
                           memory_order_relaxed);
     s->active = 1;
-    pthread_mutex_unlock(&G.commit_lock);
+    /* relaxed: changed under the lock; readers outside it only take hints */
+    atomic_fetch_add_explicit(&G.nactive, 1, memory_order_relaxed);
+    commit_unlock();
 
     sync_stats_free(&s->stats);
     memset(&s->stats, 0, sizeof s->stats);
@@ -961,9 +1101,10 @@ static void stm_exit(struct sync_stats *out)
     struct stm_seg *s = me;
     if (!s)
         return;
-    pthread_mutex_lock(&G.commit_lock);
+    commit_lock();
     s->active = 0;
-    pthread_mutex_unlock(&G.commit_lock);
+    atomic_fetch_sub_explicit(&G.nactive, 1, memory_order_relaxed);
+    commit_unlock();
     if (out)
         sync_stats_merge(out, &s->stats);
     else

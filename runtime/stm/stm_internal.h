@@ -26,6 +26,7 @@ struct log_entry {
     uint64_t rev;
     int seg;               /* the committer's segment */
     uint32_t nruns;
+    size_t cap;            /* bytes allocated for the entry (pool class) */
     struct log_run runs[]; /* followed by the runs' bytes, in order */
 };
 
@@ -79,14 +80,17 @@ struct stm_global {
     uint8_t **pstate;            /* [segment][page]: SHARED/PRIVATE; under commit_lock */
     uint8_t *all_private;        /* [page]: no active segment shares it; under commit_lock */
     _Atomic uint64_t *wlocks;    /* [heap offset / 16]: owner | rev << 16 */
-    pthread_mutex_t commit_lock;
+    /* The commit line: what every commit touches, together. */
+    _Atomic int lock SYNC_CL_ALIGNED; /* the commit lock (spinlock) */
+    _Atomic int nactive;         /* entered threads; changed under the lock */
     _Atomic uint64_t rev;        /* latest committed revision */
-    _Atomic uint64_t min_rev;    /* all active threads are at least here (I7) */
     _Atomic int inevitable;      /* segment of the inevitable transaction, 0 = none */
-    _Atomic uintptr_t heap_cursor;
-    struct log_entry *log_head;  /* oldest kept entry; under commit_lock */
-    struct log_entry *log_tail;  /* newest; under commit_lock */
+    struct log_entry *log_tail;  /* newest; under the lock */
+    struct log_entry *log_head;  /* oldest kept entry; under the lock */
     int commits_since_gc;
+    struct log_entry *pool[12];  /* freed entries by size class (256 B << k); under the lock */
+    _Atomic uint64_t min_rev SYNC_CL_ALIGNED; /* all active threads are at least here (I7) */
+    _Atomic uintptr_t heap_cursor SYNC_CL_ALIGNED;
     struct stm_seg *segs;        /* [0..nseg] */
     uint64_t chaos;              /* STM_CHAOS seed, 0 = off */
     uint64_t t0_ns;
@@ -150,7 +154,13 @@ static inline void push_backup(struct stm_seg *s, uintptr_t off, uint32_t size, 
         s->backup = p;
         s->backup_cap = c;
     }
-    memcpy(s->backup + s->backup_len, G.base + (size_t)s->idx * G.seg_size + off, size);
+    const char *src = G.base + (size_t)s->idx * G.seg_size + off;
+    char *dst = s->backup + s->backup_len;
+    if (size <= 32 && size % 8 == 0)
+        for (uint32_t i = 0; i < size; i += 8)
+            __builtin_memcpy(dst + i, src + i, 8);
+    else
+        memcpy(dst, src, size);
     s->ws[s->nws++] = (struct ws_entry){off, size, saved, s->backup_len};
     s->backup_len += size;
 }

@@ -11,14 +11,17 @@
  *   write barrier  test the STM_WB flag in the object's header; if set (first write of
  *                  this object in the transaction), the out-of-line slow path takes
  *                  write ownership, unshares the pages, saves a backup, clears the flag.
- *   atomic block   __builtin_setjmp at the outermost level (abort jumps back there and
- *                  the block runs again), begin, the block, commit.
+ *   atomic block   _setjmp at the outermost level (abort _longjmps back there and
+ *                  the block runs again), begin, the block, commit. libc's _setjmp, not
+ *                  __builtin_setjmp: clang does not treat the latter as returning
+ *                  twice and reused the stack slots of locals live across it.
  */
 #ifndef SYNC_STM_H
 #define SYNC_STM_H
 
 #include "runtime/common.h"
 
+#include <setjmp.h>
 #include <stdint.h>
 
 #define SYNC_RT_NAME "stm"
@@ -37,7 +40,8 @@
 struct stm_tls {
     uint8_t rv;              /* read version of the running transaction (never 0) */
     int depth;               /* atomic-block nesting; 0 = not in a transaction */
-    void *jb[5];             /* __builtin_setjmp buffer of the outermost block */
+    jmp_buf jb;              /* _setjmp buffer of the outermost block */
+    jmp_buf nested_jb;       /* scratch buffer for nested blocks (never jumped to) */
 };
 extern __thread struct stm_tls stm_self;
 
@@ -59,10 +63,18 @@ SYNC_INLINE void stm_write_barrier(void __seg_gs *obj)
         _stm_write_slowpath(obj);
 }
 
-SYNC_INLINE int _stm_nest(void)
+/* The buffer the block's _setjmp fills: the real one only at the outermost level. */
+SYNC_INLINE struct __jmp_buf_tag *_stm_jmpbuf(void)
 {
-    stm_self.depth++;
-    return 1;
+    return SYNC_LIKELY(stm_self.depth == 0) ? stm_self.jb : stm_self.nested_jb;
+}
+
+SYNC_INLINE void _stm_start(const char *site)
+{
+    if (SYNC_LIKELY(stm_self.depth == 0))
+        _stm_begin(site);
+    else
+        stm_self.depth++;
 }
 
 SYNC_INLINE int _stm_end(void)
@@ -76,11 +88,15 @@ SYNC_INLINE int _stm_end(void)
 
 #define SYNC_READ(r) stm_read_barrier((const void __seg_gs *)(r))
 #define SYNC_WRITE(r) stm_write_barrier((void __seg_gs *)(r))
+/* The _setjmp call stands as one operand of a comparison with a constant that is the
+ * whole controlling expression of an `if`, as C11 7.13.1.1 requires. Both its first
+ * return and a return by _longjmp after an abort continue with _stm_start. */
 #define SYNC_ATOMIC(site)                                                                 \
-    for (int _sync_once = SYNC_LIKELY(stm_self.depth == 0)                                \
-                              ? ((void)__builtin_setjmp(stm_self.jb), _stm_begin(site))   \
-                              : _stm_nest();                                              \
-         _sync_once; _sync_once = _stm_end())
+    for (int _sync_once = 1; _sync_once; _sync_once = _stm_end())                         \
+        for (int _sync_go = 1; _sync_go; _sync_go = 0)                                    \
+            if (_setjmp(_stm_jmpbuf()) < 0) {                                             \
+            } else                                                                        \
+                for (_stm_start(site); _sync_go; _sync_go = 0)
 #define sync_alloc(size) _stm_alloc(size)
 #define SYNC_FREE(r) _stm_free((void __seg_gs *)(r))
 #define sync_tick() ((void)0)
