@@ -100,6 +100,7 @@ static void test_seq(void **state) { (void)state; run_all("seq", 1); }
 static void test_mutex(void **state) { (void)state; run_all("mutex", 2); }
 static void test_gil(void **state) { (void)state; run_all("gil", 2); }
 static void test_locks(void **state) { (void)state; run_all("locks", 2); }
+static void test_stm(void **state) { (void)state; run_all("stm", 2); }
 
 /* The GIL may be handed over at every slice (interval 1): atomic sections must still
  * never be seen half-done, and the totals must add up. */
@@ -198,6 +199,7 @@ int main(void)
         cmocka_unit_test(test_mutex),
         cmocka_unit_test(test_gil),
         cmocka_unit_test(test_locks),
+        cmocka_unit_test(test_stm),
         cmocka_unit_test(test_gil_switch_every_bytecode),
         cmocka_unit_test(test_ops_target),
         cmocka_unit_test(test_bad_input_exit_2),

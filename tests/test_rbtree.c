@@ -365,8 +365,8 @@ static void test_harness_every_runtime(void **state)
     expect_pass("seq", "1", small);
     expect_pass("seq", "1", hot);
     expect_pass("seq", "1", dur);
-    const char *rts[] = {"mutex", "gil", "locks"};
-    for (int r = 0; r < 3; r++)
+    const char *rts[] = {"mutex", "gil", "locks", "stm"};
+    for (int r = 0; r < 4; r++)
         for (int th = 1; th <= 2; th++) {
             const char *ts = th == 1 ? "1" : "2";
             expect_pass(rts[r], ts, small);
