@@ -681,9 +681,10 @@ int _stm_begin(const char *site)
     if (SYNC_UNLIKELY(++stm_self.rv == 0)) {
         /* Read versions wrapped: forget every marker of the heap in use (relaxed:
          * the cursor only grows; a chunk taken meanwhile has no markers yet). */
-        size_t used = atomic_load_explicit(&G.heap_cursor, memory_order_relaxed) >> 4;
-        if (used <= 256 * 1024)
-            memset(seg_addr(s->idx, 0), 0, used);
+        uintptr_t end = atomic_load_explicit(&G.heap_cursor, memory_order_relaxed);
+        size_t first = G.rm_size >> 4, used = (end >> 4) - first;
+        if (used <= 1024 * 1024)
+            memset(seg_addr(s->idx, first), 0, used);
         else
             madvise(seg_addr(s->idx, 0), G.rm_size, MADV_DONTNEED);
         stm_self.rv = 1;
