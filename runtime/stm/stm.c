@@ -4,8 +4,8 @@
  * The protocol, with its reasoning, is in runtime/stm/DESIGN.md; this is the summary.
  *
  * Memory. One reservation holds nseg+1 segments of SEG bytes each. A segment is a
- * read-marker area (RM bytes, private anonymous memory, one marker byte per 16 heap
- * bytes, at %gs:(offset >> 4)) followed by the heap (HEAP bytes) backed by a memfd.
+ * read-marker area (RM bytes, private anonymous memory, one 16-bit marker per 16 heap
+ * bytes, at %gs:2*(offset >> 4)) followed by the heap (HEAP bytes) backed by a memfd.
  * Segment 0's heap is the committed state (file range 0). Segment s >= 1 belongs to
  * thread tid s-1; its %gs base is the segment's start, so a reference (an offset)
  * reaches the thread's own copy. A heap page of segment s is either
@@ -319,6 +319,7 @@ static void release_ownership_restore(struct stm_seg *s)
 static void tx_reset(struct stm_seg *s)
 {
     s->nws = 0;
+    s->nowned = 0;
     s->backup_len = 0;
     s->nranges = 0;
     s->nrecycled = 0;
@@ -399,8 +400,8 @@ static void import_log(struct stm_seg *s, int validate, int unlock_on_abort)
 {
     struct log_entry *e = s->last;
     struct log_entry *n;
-    const uint8_t *rm = (const uint8_t *)seg_addr(s->idx, 0);
-    uint8_t rv = stm_self.rv;
+    const uint16_t *rm = (const uint16_t *)seg_addr(s->idx, 0);
+    uint16_t rv = stm_self.rv;
     /* acquire: pairs with the release store that linked the entry in commit */
     while ((n = atomic_load_explicit(&e->next, memory_order_acquire)) != NULL) {
         chaos_point(s);
@@ -627,6 +628,7 @@ void _stm_write_slowpath(void __seg_gs *obj)
     uint32_t size = ((const struct sync_hdr __seg_gs *)obj)->size;
     privatise_mine(off, size, 0);
     push_backup(s, off, size, w); /* w = the word before we owned it */
+    s->nowned += w != NOT_OWNED;
     stm_read_barrier(obj);        /* a write implies a read (I5) */
     ((struct sync_hdr __seg_gs *)obj)->flags &= ~STM_WB;
     s->dirty = 1;
@@ -682,8 +684,8 @@ int _stm_begin(const char *site)
         /* Read versions wrapped: forget every marker of the heap in use (relaxed:
          * the cursor only grows; a chunk taken meanwhile has no markers yet). */
         uintptr_t end = atomic_load_explicit(&G.heap_cursor, memory_order_relaxed);
-        size_t first = G.rm_size >> 4, used = (end >> 4) - first;
-        if (used <= 1024 * 1024)
+        size_t first = (G.rm_size >> 4) * 2, used = (end >> 4) * 2 - first;
+        if (used <= 4 * 1024 * 1024)
             memset(seg_addr(s->idx, first), 0, used);
         else
             madvise(seg_addr(s->idx, 0), G.rm_size, MADV_DONTNEED);
@@ -765,45 +767,47 @@ void _stm_commit(void)
         commit_unlock();
         wait_inevitable_gone(s);
     }
-    import_log(s, 1, 1); /* the rest, under the lock: nothing can slip in now */
+    /* the rest, under the lock: nothing can slip in now (acquire: pairs with the
+     * release that linked the entry) */
+    if (atomic_load_explicit(&s->last->next, memory_order_acquire))
+        import_log(s, 1, 1);
     chaos_point(s);
 
     if (s->bump != s->range_start)
         push_range(s, s->range_start, s->bump);
 
-    /* Every committed copy carries STM_WB: set it in our copy first. */
-    size_t nruns = s->nws + s->nranges + s->nrecycled, bytes = 0;
-    for (size_t i = 0; i < s->nws; i++) {
-        ((struct sync_hdr *)seg_addr(s->idx, s->ws[i].off))->flags |= STM_WB;
-        bytes += s->ws[i].size;
-    }
-    for (size_t i = 0; i < s->nranges; i++) {
-        flag_new_range(s, s->ranges[i].a, s->ranges[i].b);
-        bytes += s->ranges[i].b - s->ranges[i].a;
-    }
-    for (size_t i = 0; i < s->nrecycled; i++) {
-        ((struct sync_hdr *)seg_addr(s->idx, s->recycled[i].off))->flags |= STM_WB;
-        bytes += s->recycled[i].size;
-    }
     /* A log entry only matters to other active threads: a thread alone writes
      * segment 0 and nothing else (a thread entering later starts from segment 0). */
     uint64_t rev = atomic_load_explicit(&G.rev, memory_order_relaxed);
     struct log_entry *e = NULL;
     char *data = NULL;
+    size_t nruns = s->nws + s->nranges + s->nrecycled;
     if (atomic_load_explicit(&G.nactive, memory_order_relaxed) > 1) {
+        size_t bytes = s->backup_len; /* the written objects' sizes, summed */
+        for (size_t i = 0; i < s->nranges; i++)
+            bytes += s->ranges[i].b - s->ranges[i].a;
+        for (size_t i = 0; i < s->nrecycled; i++)
+            bytes += s->recycled[i].size;
         e = entry_alloc(sizeof *e + nruns * sizeof(struct log_run) + bytes);
         e->rev = ++rev;
         e->seg = s->idx;
         e->nruns = (uint32_t)nruns;
         data = (char *)(e->runs + nruns);
     }
+    /* Every committed copy carries STM_WB: set it in our copy, then publish. */
     size_t k = 0;
-    for (size_t i = 0; i < s->nws; i++, k++)
+    for (size_t i = 0; i < s->nws; i++, k++) {
+        ((struct sync_hdr *)seg_addr(s->idx, s->ws[i].off))->flags |= STM_WB;
         data = publish_run(s, e, k, data, s->ws[i].off, s->ws[i].size, 1);
-    for (size_t i = 0; i < s->nranges; i++, k++)
+    }
+    for (size_t i = 0; i < s->nranges; i++, k++) {
+        flag_new_range(s, s->ranges[i].a, s->ranges[i].b);
         data = publish_run(s, e, k, data, s->ranges[i].a, s->ranges[i].b - s->ranges[i].a, 0);
-    for (size_t i = 0; i < s->nrecycled; i++, k++)
+    }
+    for (size_t i = 0; i < s->nrecycled; i++, k++) {
+        ((struct sync_hdr *)seg_addr(s->idx, s->recycled[i].off))->flags |= STM_WB;
         data = publish_run(s, e, k, data, s->recycled[i].off, s->recycled[i].size, 0);
+    }
     chaos_point(s);
     if (e) {
         /* release: publishes the entry's contents and segment 0's new bytes; pairs
@@ -835,9 +839,10 @@ void _stm_commit(void)
 
     /* Give up ownership (I3) with the new revision; release: pairs with the next
      * owner's acquire CAS. */
-    for (size_t i = 0; i < s->nws; i++)
-        if (s->ws[i].saved != NOT_OWNED)
-            atomic_store_explicit(wlock_slot(s->ws[i].off), rev << 16, memory_order_release);
+    if (s->nowned)
+        for (size_t i = 0; i < s->nws; i++)
+            if (s->ws[i].saved != NOT_OWNED)
+                atomic_store_explicit(wlock_slot(s->ws[i].off), rev << 16, memory_order_release);
     for (size_t i = 0; i < s->nfrees; i++)
         push_limbo(s, s->frees[i].off, s->frees[i].size, rev);
     tx_reset(s);
@@ -916,7 +921,8 @@ static int stm_init(const struct sync_config *cfg, char *err, size_t errlen)
     uint64_t heap = cfg->heap_bytes ? cfg->heap_bytes : (1ull << 30);
     heap = (heap + CHUNK - 1) & ~(uint64_t)(CHUNK - 1);
     G.heap_size = heap;
-    G.rm_size = ((heap / 15 + PAGE) + (2u << 20) - 1) & ~(size_t)((2u << 20) - 1);
+    /* markers of the whole segment must fit in the area: RM >= (RM + HEAP) / 8 */
+    G.rm_size = ((heap / 7 + PAGE) + (2u << 20) - 1) & ~(size_t)((2u << 20) - 1);
     G.seg_size = G.rm_size + G.heap_size;
     size_t total = G.seg_size * (size_t)(n + 1);
     const char *chaos = getenv("STM_CHAOS");

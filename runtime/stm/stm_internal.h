@@ -59,6 +59,7 @@ struct stm_seg {
     int inevitable;
     int dirty;                   /* the running transaction wrote, allocated or freed */
     struct ws_entry *ws; size_t nws, ws_cap;
+    size_t nowned;               /* how many of ws took ownership (0 when alone) */
     char *backup; size_t backup_len, backup_cap;
     uintptr_t bump, bump_end, chunk_start, range_start, tx_bump, tx_chunk_start;
     struct range *ranges; size_t nranges, ranges_cap;

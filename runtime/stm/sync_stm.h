@@ -5,8 +5,8 @@
  * Object references are offsets into a segment, used through %gs: each thread's %gs
  * base points at its own segment, so one reference reads the thread's own copy.
  *
- *   read barrier   one byte store of the transaction's read version into the
- *                  thread's read-marker array at %gs:(ref >> 4). No fence: the
+ *   read barrier   one 16-bit store of the transaction's read version into the
+ *                  thread's read-marker array at %gs:2*(ref >> 4). No fence: the
  *                  segment changes only by its owner's hand.
  *   write barrier  test the STM_WB flag in the object's header; if set (first write of
  *                  this object in the transaction), the out-of-line slow path takes
@@ -38,7 +38,7 @@
 
 /* The hot per-thread state, first fields first. */
 struct stm_tls {
-    uint8_t rv;              /* read version of the running transaction (never 0) */
+    uint16_t rv;             /* read version of the running transaction (never 0) */
     int depth;               /* atomic-block nesting; 0 = not in a transaction */
     jmp_buf jb;              /* _setjmp buffer of the outermost block */
     jmp_buf nested_jb;       /* scratch buffer for nested blocks (never jumped to) */
@@ -54,7 +54,8 @@ void _stm_become_inevitable(void);
 
 SYNC_INLINE void stm_read_barrier(const void __seg_gs *obj)
 {
-    *(uint8_t __seg_gs *)((uintptr_t)obj >> 4) = stm_self.rv;
+    uint16_t __seg_gs *markers = (uint16_t __seg_gs *)0;
+    markers[(uintptr_t)obj >> 4] = stm_self.rv;
 }
 
 SYNC_INLINE void stm_write_barrier(void __seg_gs *obj)
