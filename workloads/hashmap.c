@@ -84,7 +84,7 @@ static int hm_delete(hm_bucket_ref b, int64_t key)
     return 1;
 }
 
-static int hm_op(struct hm_ctx *c, int kind, int64_t key)
+static SYNC_NOINLINE int hm_op(struct hm_ctx *c, int kind, int64_t key)
 {
     hm_bucket_ref b = c->buckets[hm_bucket_of(key, c->nbuckets)];
     switch (kind) {

@@ -344,8 +344,10 @@ static inline void iv_fault(struct iv_vm *vm, int kind, int32_t pc)
 #define IV_DICT(g) ((iv_dict_ref)th->obj[g])
 
 /* Runs one slice on vm: `budget` bytecodes, more to finish an atomic section, less at
- * HALT. Returns the bytecodes executed. */
-static uint64_t iv_run(const struct iv_ctx *cx, struct iv_thread *th, struct iv_vm *vm,
+ * HALT. Returns the bytecodes executed. Kept out of line: the slice's block calls
+ * _setjmp under stm, and a compiler keeps fewer values in registers in a function
+ * that contains a call returning twice. */
+static SYNC_NOINLINE uint64_t iv_run(const struct iv_ctx *cx, struct iv_thread *th, struct iv_vm *vm,
                        int64_t budget)
 {
     const struct iv_insn *code = cx->prog->code;

@@ -267,7 +267,7 @@ static int rb_delete(rb_tree_ref tree, int64_t key)
     return 1;
 }
 
-static int rb_op(rb_tree_ref tree, int kind, int64_t key)
+static SYNC_NOINLINE int rb_op(rb_tree_ref tree, int kind, int64_t key)
 {
     switch (kind) {
     case RB_OP_INSERT:
