@@ -173,7 +173,7 @@ def fig_speedup(points, w, machine, outdir, made):
     ax.set_ylim(bottom=0)
     ax.set_ylabel("speedup over seq at 1 thread (×)")
     ax.set_title("%s: speedup over sequential code\n%s" % (w, machine), fontsize="medium")
-    ax.legend(fontsize="small")
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
     save(fig, outdir, "speedup_%s" % rep.safe_name(w), made)
 
 
@@ -215,8 +215,9 @@ def fig_latency(points, w, machine, outdir, made):
             seen.setdefault(lab, h)
     fig.suptitle("%s: latency p50 (solid) and p99 (dashed) against threads — %s" % (w, machine),
                  fontsize="medium")
+    labels = sorted(seen, key=lambda lab: (rep.runtime_key(lab.rsplit(" ", 1)[0]), lab))
     fig.tight_layout(rect=(0, 0, 0.88, 1))
-    fig.legend(list(seen.values()), list(seen.keys()), loc="center left",
+    fig.legend([seen[lab] for lab in labels], labels, loc="center left",
                bbox_to_anchor=(0.88, 0.5), fontsize="small")
     save(fig, outdir, "latency_%s" % rep.safe_name(w), made)
 
