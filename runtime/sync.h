@@ -22,9 +22,13 @@
  *   SYNC_ATOMIC(site) { ... } an atomic block, lexically scoped. `site` is a static
  *                             string naming the block in the conflict log. Blocks nest
  *                             (an inner block joins the outer one). Under stm the block
- *                             may run several times: locals declared outside it and
- *                             changed inside are not rolled back, and `return`, `goto`
- *                             or `break` out of the block are forbidden.
+ *                             may run several times: a local declared outside it may be
+ *                             assigned inside it but never updated (x = ..., not x++ or
+ *                             x += ...: after an abort its value is indeterminate, as
+ *                             after longjmp), and `return`, `goto` or `break` out of the
+ *                             block are forbidden. Keep long loops in a function of their
+ *                             own (SYNC_NOINLINE): the block's function calls setjmp, and
+ *                             compilers keep fewer values in registers around it.
  *   SYNC_ALLOC(T)             a new zeroed object of type T (header initialised), as SYNC_REF(T);
  *                             inside a block under stm it disappears if the block aborts
  *   SYNC_FREE(r)              frees an object (inside a block): takes effect when the block

@@ -77,6 +77,46 @@ static __thread struct stm_seg *me;
 
 struct stm_global G;
 
+/* ------------------------------------------------------------------ setjmp */
+
+/*
+ * stm_setjmp / stm_longjmp: the atomic block's restart point. Saves only what the
+ * x86-64 System V ABI says a callee keeps (rbx, rbp, r12-r15, rsp) and the return
+ * address: about a third of glibc's _setjmp, which also mangles pointers and handles
+ * the signal mask (neither is needed here: aborts never cross a signal handler).
+ * The C declaration carries returns_twice, so compilers treat it like setjmp.
+ */
+__asm__(".text\n"
+        ".globl stm_setjmp\n"
+        ".type stm_setjmp, @function\n"
+        "stm_setjmp:\n"
+        "    mov %rbx, 0(%rdi)\n"
+        "    mov %rbp, 8(%rdi)\n"
+        "    mov %r12, 16(%rdi)\n"
+        "    mov %r13, 24(%rdi)\n"
+        "    mov %r14, 32(%rdi)\n"
+        "    mov %r15, 40(%rdi)\n"
+        "    lea 8(%rsp), %rdx\n"        /* the caller's stack pointer after return */
+        "    mov %rdx, 48(%rdi)\n"
+        "    mov (%rsp), %rdx\n"         /* the return address */
+        "    mov %rdx, 56(%rdi)\n"
+        "    xor %eax, %eax\n"
+        "    ret\n"
+        ".size stm_setjmp, .-stm_setjmp\n"
+        ".globl stm_longjmp\n"
+        ".type stm_longjmp, @function\n"
+        "stm_longjmp:\n"
+        "    mov 0(%rdi), %rbx\n"
+        "    mov 8(%rdi), %rbp\n"
+        "    mov 16(%rdi), %r12\n"
+        "    mov 24(%rdi), %r13\n"
+        "    mov 32(%rdi), %r14\n"
+        "    mov 40(%rdi), %r15\n"
+        "    mov 48(%rdi), %rsp\n"
+        "    mov $1, %eax\n"
+        "    jmp *56(%rdi)\n"
+        ".size stm_longjmp, .-stm_longjmp\n");
+
 /* ------------------------------------------------------------------ helpers */
 
 /*
@@ -324,7 +364,7 @@ static void tx_reset(struct stm_seg *s)
     s->nranges = 0;
     s->nrecycled = 0;
     s->nfrees = 0;
-    s->dirty = 0;
+    stm_self.dirty = 0;
 }
 
 /* Throws the running attempt away and jumps back to the block's start. */
@@ -360,7 +400,7 @@ static void __attribute__((noreturn)) stm_abort(enum sync_abort_kind kind, int o
         .wasted_ns = s->attempt_ticks ? ticks_to_ns(ticks() - s->attempt_ticks) : 0,
     };
     sync_stats_add_conflict(&s->stats, &c);
-    s->consecutive_aborts++;
+    stm_self.aborts_in_row++;
 
     /* Contention management: after a write-write conflict, wait (without holding
      * anything) until the owner let go, so the retry does not hit it again. */
@@ -375,7 +415,7 @@ static void __attribute__((noreturn)) stm_abort(enum sync_abort_kind kind, int o
         }
     }
     stm_self.depth = 0;
-    _longjmp(stm_self.jb, 1);
+    stm_longjmp(&stm_self.jb);
 }
 
 /* Checked at slow paths: an inevitable transaction wants something we own. */
@@ -559,7 +599,7 @@ void __seg_gs *_stm_alloc(size_t size)
     struct sync_hdr *h = (struct sync_hdr *)p;
     h->flags = 0; /* new in this transaction: no write barrier needed */
     h->size = (uint32_t)size;
-    s->dirty = 1;
+    stm_self.dirty = 1;
     SYNC_COMPILER_BARRIER(); /* the caller reads it back through %gs */
     return (void __seg_gs *)off;
 }
@@ -575,7 +615,7 @@ void _stm_free(void __seg_gs *obj)
     uintptr_t off = (uintptr_t)obj;
     uint32_t size = ((const struct sync_hdr __seg_gs *)obj)->size;
     push_free(s, off, (size + 15) & ~15u);
-    s->dirty = 1;
+    stm_self.dirty = 1;
 }
 
 /* ------------------------------------------------------------ barriers */
@@ -631,7 +671,7 @@ void _stm_write_slowpath(void __seg_gs *obj)
     s->nowned += w != NOT_OWNED;
     stm_read_barrier(obj);        /* a write implies a read (I5) */
     ((struct sync_hdr __seg_gs *)obj)->flags &= ~STM_WB;
-    s->dirty = 1;
+    stm_self.dirty = 1;
 }
 
 /* --------------------------------------------------------- inevitability */
@@ -668,6 +708,7 @@ void _stm_become_inevitable(void)
     /* release: pairs with the acquire in wait_inevitable_gone / commit */
     atomic_store_explicit(&G.inevitable, s->idx, memory_order_release);
     s->inevitable = 1;
+    stm_self.dirty = 1; /* its commit must clear the inevitability: out of line */
     s->stats.inevitable++;
     commit_unlock();
 }
@@ -704,7 +745,7 @@ int _stm_begin(const char *site)
     /* acquire: pairs with the release store of G.rev in commit */
     if (atomic_load_explicit(&G.rev, memory_order_acquire) != s->rev)
         import_log(s, 0, 0); /* nothing read yet: refresh the snapshot */
-    if (SYNC_UNLIKELY(s->consecutive_aborts >= INEVITABLE_AFTER))
+    if (SYNC_UNLIKELY(stm_self.aborts_in_row >= INEVITABLE_AFTER))
         _stm_become_inevitable();
     return 1;
 }
@@ -745,7 +786,7 @@ void _stm_commit(void)
     int timed = (++s->commit_counter & (SYNC_COMMIT_SAMPLE - 1)) == 0;
     uint64_t t0 = timed ? sync_now_ns() : 0;
 
-    if (!s->dirty) {
+    if (!stm_self.dirty) {
         /* Read-only: it read one consistent snapshot (I1), so it serialises at
          * s->rev without validation. */
         if (s->inevitable) {
@@ -848,7 +889,7 @@ void _stm_commit(void)
     tx_reset(s);
 
 done:
-    s->consecutive_aborts = 0;
+    stm_self.aborts_in_row = 0;
     s->stats.commits++;
     stm_self.depth = 0;
     if (timed)
@@ -1093,9 +1134,10 @@ static int stm_enter(int tid, char *err, size_t errlen)
     sync_stats_free(&s->stats);
     memset(&s->stats, 0, sizeof s->stats);
     s->bump = s->bump_end = s->chunk_start = s->range_start = 0;
-    s->consecutive_aborts = 0;
     s->inevitable = 0;
     tx_reset(s);
+    stm_self.aborts_in_row = 0;
+    stm_self.ro_commits = 0;
     me = s;
     stm_self.rv = 1;
     stm_self.depth = 0;
@@ -1112,6 +1154,8 @@ static void stm_exit(struct sync_stats *out)
     s->active = 0;
     atomic_fetch_sub_explicit(&G.nactive, 1, memory_order_relaxed);
     commit_unlock();
+    s->stats.commits += stm_self.ro_commits; /* read-only commits, counted inline */
+    stm_self.ro_commits = 0;
     if (out)
         sync_stats_merge(out, &s->stats);
     else

@@ -55,9 +55,7 @@ struct stm_seg {
     const char *site;
     uint64_t attempt_ticks;
     uint64_t commit_counter;
-    int consecutive_aborts;
     int inevitable;
-    int dirty;                   /* the running transaction wrote, allocated or freed */
     struct ws_entry *ws; size_t nws, ws_cap;
     size_t nowned;               /* how many of ws took ownership (0 when alone) */
     char *backup; size_t backup_len, backup_cap;

@@ -11,17 +11,17 @@
  *   write barrier  test the STM_WB flag in the object's header; if set (first write of
  *                  this object in the transaction), the out-of-line slow path takes
  *                  write ownership, unshares the pages, saves a backup, clears the flag.
- *   atomic block   _setjmp at the outermost level (abort _longjmps back there and
- *                  the block runs again), begin, the block, commit. libc's _setjmp, not
- *                  __builtin_setjmp: clang does not treat the latter as returning
- *                  twice and reused the stack slots of locals live across it.
+ *   atomic block   stm_setjmp at the outermost level (an abort stm_longjmps back there
+ *                  and the block runs again), begin, the block, commit. A setjmp that
+ *                  is a real returns_twice function, not __builtin_setjmp: clang does not
+ *                  treat the latter as returning twice and reused the stack slots of
+ *                  locals live across it. A read-only commit is inline.
  */
 #ifndef SYNC_STM_H
 #define SYNC_STM_H
 
 #include "runtime/common.h"
 
-#include <setjmp.h>
 #include <stdint.h>
 
 #define SYNC_RT_NAME "stm"
@@ -36,12 +36,23 @@
 #define SYNC_NULL ((void __seg_gs *)0)
 #define SYNC_REF_ID(r) ((uintptr_t)(r))
 
+/* The restart point of a block: callee-saved registers, stack pointer, return address. */
+struct stm_jmpbuf {
+    void *regs[8];
+};
+/* Like _setjmp/_longjmp, a third of the work (stm.c). */
+int stm_setjmp(struct stm_jmpbuf *jb) __attribute__((returns_twice));
+void stm_longjmp(struct stm_jmpbuf *jb) __attribute__((noreturn));
+
 /* The hot per-thread state, first fields first. */
 struct stm_tls {
     uint16_t rv;             /* read version of the running transaction (never 0) */
     int depth;               /* atomic-block nesting; 0 = not in a transaction */
-    jmp_buf jb;              /* _setjmp buffer of the outermost block */
-    jmp_buf nested_jb;       /* scratch buffer for nested blocks (never jumped to) */
+    int dirty;               /* the transaction wrote, allocated, freed or is inevitable */
+    int aborts_in_row;       /* consecutive aborts of the current block */
+    uint64_t ro_commits;     /* read-only commits, counted inline */
+    struct stm_jmpbuf jb;        /* restart point of the outermost block */
+    struct stm_jmpbuf nested_jb; /* scratch for nested blocks (never jumped to) */
 };
 extern __thread struct stm_tls stm_self;
 
@@ -64,10 +75,10 @@ SYNC_INLINE void stm_write_barrier(void __seg_gs *obj)
         _stm_write_slowpath(obj);
 }
 
-/* The buffer the block's _setjmp fills: the real one only at the outermost level. */
-SYNC_INLINE struct __jmp_buf_tag *_stm_jmpbuf(void)
+/* The buffer the block's stm_setjmp fills: the real one only at the outermost level. */
+SYNC_INLINE struct stm_jmpbuf *_stm_jmpbuf(void)
 {
-    return SYNC_LIKELY(stm_self.depth == 0) ? stm_self.jb : stm_self.nested_jb;
+    return SYNC_LIKELY(stm_self.depth == 0) ? &stm_self.jb : &stm_self.nested_jb;
 }
 
 SYNC_INLINE void _stm_start(const char *site)
@@ -80,24 +91,36 @@ SYNC_INLINE void _stm_start(const char *site)
 
 SYNC_INLINE int _stm_end(void)
 {
-    if (stm_self.depth == 1)
-        _stm_commit();           /* sets depth to 0, or aborts and re-runs the block */
-    else
+    if (stm_self.depth != 1) {
         stm_self.depth--;
+    } else if (SYNC_LIKELY(!stm_self.dirty)) {
+        /* read-only: it read one consistent snapshot, nothing to publish */
+        SYNC_COMPILER_BARRIER();
+        stm_self.depth = 0;
+        stm_self.aborts_in_row = 0;
+        stm_self.ro_commits++;
+    } else {
+        _stm_commit();           /* sets depth to 0, or aborts and re-runs the block */
+    }
     return 0;
 }
 
 #define SYNC_READ(r) stm_read_barrier((const void __seg_gs *)(r))
 #define SYNC_WRITE(r) stm_write_barrier((void __seg_gs *)(r))
-/* The _setjmp call stands as one operand of a comparison with a constant that is the
- * whole controlling expression of an `if`, as C11 7.13.1.1 requires. Both its first
- * return and a return by _longjmp after an abort continue with _stm_start. */
+/*
+ * The stm_setjmp call stands as one operand of a comparison with a constant that is
+ * the whole controlling expression of an `if` (where C11 7.13.1.1 allows setjmp). Its
+ * first return and a return by stm_longjmp after an abort both go on to _stm_start,
+ * which (re)initialises `_sync_go`. The commit, which may abort and jump back, runs in
+ * the inner loop's increment: no variable of this macro is written between the
+ * setjmp and a jump back (an earlier shape wrote one, and gcc, which kept it in
+ * memory, then skipped the re-run: a lost update).
+ */
 #define SYNC_ATOMIC(site)                                                                 \
-    for (int _sync_once = 1; _sync_once; _sync_once = _stm_end())                         \
-        for (int _sync_go = 1; _sync_go; _sync_go = 0)                                    \
-            if (_setjmp(_stm_jmpbuf()) < 0) {                                             \
-            } else                                                                        \
-                for (_stm_start(site); _sync_go; _sync_go = 0)
+    for (int _sync_once = 1; _sync_once; _sync_once = 0)                                  \
+        if (stm_setjmp(_stm_jmpbuf()) < 0) {                                              \
+        } else                                                                            \
+            for (int _sync_go = (_stm_start(site), 1); _sync_go; _sync_go = _stm_end())
 #define sync_alloc(size) _stm_alloc(size)
 #define SYNC_FREE(r) _stm_free((void __seg_gs *)(r))
 #define sync_tick() ((void)0)
