@@ -369,7 +369,8 @@ awk -F'\t' 'FNR == NR { if (FNR > 1 && $10 != "-") chaos[$10] = ($9 == "-" ? "of
         ww[k] += $c["aborts_write_write"]; rw[k] += $c["aborts_read_write"]
         ot[k] += $c["aborts_other"]; iv[k] += ("aborts_inevitable" in c) ? $c["aborts_inevitable"] : 0
         if ($c["check"] != "pass") bad[k]++
-        tsec[$c["threads"]] += $c["duration_s"]; truns[$c["threads"]]++
+        t = $c["threads"]; tsec[t] += $c["duration_s"]; truns[t]++
+        if ($c["runtime"] == "stm" && chaos[$c["run_id"]] == "on") { csec[t] += $c["duration_s"]; cruns[t]++ }
     }
     END {
         for (i = 2; i <= nk; i++) # insertion sort of the fixed-width keys
@@ -379,7 +380,10 @@ awk -F'\t' 'FNR == NR { if (FNR > 1 && $10 != "-") chaos[$10] = ($9 == "-" ? "of
         for (i = 1; i <= nk; i++) { k = keys[i]
             printf "%s %5d %7.2f %12d %10d %10d %8d %8d %6d\n", k, runs[k], sec[k] / 60, com[k],
                 ww[k], rw[k], iv[k], ot[k], bad[k] }
-        for (t in tsec) printf "threads %s: %d runs, %.2f min of harness runs\n", t, truns[t], tsec[t] / 60
+        for (t = 1; t <= 4096; t++)
+            if (t in tsec)
+                printf "threads %d: %d runs, %.2f min (stm with STM_CHAOS: %d runs, %.2f min)\n",
+                    t, truns[t], tsec[t] / 60, cruns[t], csec[t] / 60
     }' "$RUNS" FS=, "$CSV"
 echo "runs: $nruns ($npass passed, $nfail failed, $ncrash crashed, $nhang hung);" \
     "conflict logs checked: $(ls "$OUT"/conflicts/run-*.csv.gz 2>/dev/null | wc -l)," \
