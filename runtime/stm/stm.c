@@ -343,6 +343,8 @@ static void unshare_others(size_t p0, size_t p1)
 
 /* ------------------------------------------------------------------ aborts */
 
+static void entry_keep(struct stm_seg *s, struct log_entry *e);
+
 static void release_ownership_restore(struct stm_seg *s)
 {
     /* Undo in reverse order: the oldest backup of an object wins. */
@@ -375,6 +377,10 @@ static void __attribute__((noreturn)) stm_abort(enum sync_abort_kind kind, int o
     if (s->inevitable)
         fatal("an inevitable transaction tried to abort (%s)", sync_abort_kind_name(kind));
     SYNC_COMPILER_BARRIER();
+    if (s->building) {
+        entry_keep(s, s->building);
+        s->building = NULL;
+    }
     release_ownership_restore(s);
     /* Allocations of the attempt vanish: the bump pointer returns to where the
      * attempt started (or to the start of the chunk it moved to); recycled objects
@@ -467,46 +473,72 @@ static void import_log(struct stm_seg *s, int validate, int unlock_on_abort)
     }
 }
 
-/* Log entries come from size-class pools (256 B << k) kept under the commit lock, so
- * a commit does not call malloc; bigger entries use malloc directly. */
-static struct log_entry *entry_alloc(size_t bytes)
+/* Log entries of the usual size (ENTRY_SMALL bytes) are recycled: log_gc puts them on
+ * a pool (under the commit lock), each thread keeps one spare taken from it (under the
+ * lock) and builds its next entry in it outside the lock. Others use malloc. */
+#define ENTRY_SMALL 256
+
+static void entry_free(struct log_entry *e)
 {
-    int k = 0;
-    size_t cap = 256;
-    while (cap < bytes && k < 11) {
-        cap <<= 1;
-        k++;
+    if (e->cap != ENTRY_SMALL) {
+        free(e);
+        return;
     }
+    atomic_store_explicit(&e->next, G.pool, memory_order_relaxed);
+    G.pool = e;
+}
+
+/* Keeps e as the thread's spare, or frees it (no lock needed: it is ours). */
+static void entry_keep(struct stm_seg *s, struct log_entry *e)
+{
+    if (!s->spare && e->cap == ENTRY_SMALL)
+        s->spare = e;
+    else
+        free(e);
+}
+
+/* The running transaction's log entry: its runs (written objects, then new ranges,
+ * then recycled objects) and their bytes, copied from our segment. Needs no lock: we
+ * own every object it copies. */
+static struct log_entry *entry_build(struct stm_seg *s)
+{
+    size_t nruns = s->nws + s->nranges + s->nrecycled;
+    size_t bytes = s->backup_len; /* the written objects' sizes, summed */
+    for (size_t i = 0; i < s->nranges; i++)
+        bytes += s->ranges[i].b - s->ranges[i].a;
+    for (size_t i = 0; i < s->nrecycled; i++)
+        bytes += s->recycled[i].size;
+    size_t need = sizeof(struct log_entry) + nruns * sizeof(struct log_run) + bytes;
     struct log_entry *e;
-    if (cap >= bytes && G.pool[k]) {
-        e = G.pool[k];
-        G.pool[k] = atomic_load_explicit(&e->next, memory_order_relaxed);
+    if (need <= ENTRY_SMALL && s->spare) {
+        e = s->spare;
+        s->spare = NULL;
     } else {
-        if (cap < bytes)
-            cap = bytes;
+        size_t cap = need <= ENTRY_SMALL ? ENTRY_SMALL : need;
         e = malloc(cap);
         if (!e)
             fatal("out of memory for a commit log entry%s", "");
         e->cap = cap;
     }
     atomic_init(&e->next, NULL);
+    e->seg = s->idx;
+    e->nruns = (uint32_t)nruns;
+    char *data = (char *)(e->runs + nruns);
+    size_t k = 0;
+#define ENTRY_RUN(OFF, LEN, VAL)                                                          \
+    do {                                                                                  \
+        e->runs[k++] = (struct log_run){.off = (OFF), .len = (uint32_t)(LEN), .validate = (VAL)}; \
+        copy_bytes(data, seg_addr(s->idx, (OFF)), (LEN));                                 \
+        data += (LEN);                                                                    \
+    } while (0)
+    for (size_t i = 0; i < s->nws; i++)
+        ENTRY_RUN(s->ws[i].off, s->ws[i].size, 1);
+    for (size_t i = 0; i < s->nranges; i++)
+        ENTRY_RUN(s->ranges[i].a, s->ranges[i].b - s->ranges[i].a, 0);
+    for (size_t i = 0; i < s->nrecycled; i++)
+        ENTRY_RUN(s->recycled[i].off, s->recycled[i].size, 0);
+#undef ENTRY_RUN
     return e;
-}
-
-static void entry_free(struct log_entry *e)
-{
-    int k = 0;
-    size_t cap = 256;
-    while (cap < e->cap && k < 11) {
-        cap <<= 1;
-        k++;
-    }
-    if (cap != e->cap) {
-        free(e);
-        return;
-    }
-    atomic_store_explicit(&e->next, G.pool[k], memory_order_relaxed);
-    G.pool[k] = e;
 }
 
 /* Frees entries no active thread still needs (I4). Caller holds commit_lock. */
@@ -761,22 +793,16 @@ static void flag_new_range(struct stm_seg *s, uintptr_t a, uintptr_t b)
     }
 }
 
-/* One run of the commit: unshare its pages in other segments (I2), copy it into the
- * log entry (if any) and into segment 0. Caller holds the commit lock. */
-SYNC_INLINE char *publish_run(struct stm_seg *s, struct log_entry *e, size_t k, char *data,
-                                uintptr_t off, size_t len, uint32_t validate)
+/* Copies one run of the commit into segment 0; with others active, first unshares its
+ * pages in their segments (I2). Caller holds the commit lock. */
+static inline void publish_run(struct stm_seg *s, int others, uintptr_t off, size_t len)
 {
-    const char *src = seg_addr(s->idx, off);
-    if (e) {
+    if (others) {
         size_t p0, p1;
         pages_of(off, len, &p0, &p1);
-        unshare_others(p0, p1); /* before segment 0 changes */
-        copy_bytes(data, src, len);
-        e->runs[k] = (struct log_run){.off = off, .len = (uint32_t)len, .validate = validate};
-        data += len;
+        unshare_others(p0, p1);
     }
-    copy_bytes(seg_addr(0, off), src, len);
-    return data;
+    copy_bytes(seg_addr(0, off), seg_addr(s->idx, off), len);
 }
 
 void _stm_commit(void)
@@ -800,6 +826,22 @@ void _stm_commit(void)
     chaos_point(s);
     if (atomic_load_explicit(&G.rev, memory_order_acquire) != s->rev)
         import_log(s, 1, 0); /* most of the validation, outside the lock */
+    if (s->bump != s->range_start)
+        push_range(s, s->range_start, s->bump);
+    /* Every committed copy carries STM_WB: set it in our copy first (an abort restores
+     * written objects from their backups, which have it too; new ones vanish). */
+    for (size_t i = 0; i < s->nws; i++)
+        ((struct sync_hdr *)seg_addr(s->idx, s->ws[i].off))->flags |= STM_WB;
+    for (size_t i = 0; i < s->nranges; i++)
+        flag_new_range(s, s->ranges[i].a, s->ranges[i].b);
+    for (size_t i = 0; i < s->nrecycled; i++)
+        ((struct sync_hdr *)seg_addr(s->idx, s->recycled[i].off))->flags |= STM_WB;
+    /* A log entry only matters to other active threads; build it before taking the
+     * lock, so the lock covers only validation of the last entries, the copies into
+     * segment 0 and the link (relaxed: re-checked under the lock). */
+    if (atomic_load_explicit(&G.nactive, memory_order_relaxed) > 1)
+        s->building = entry_build(s);
+
     for (;;) {
         commit_lock();
         int ie = atomic_load_explicit(&G.inevitable, memory_order_relaxed);
@@ -814,43 +856,27 @@ void _stm_commit(void)
         import_log(s, 1, 1);
     chaos_point(s);
 
-    if (s->bump != s->range_start)
-        push_range(s, s->range_start, s->bump);
-
-    /* A log entry only matters to other active threads: a thread alone writes
-     * segment 0 and nothing else (a thread entering later starts from segment 0). */
+    /* A thread alone writes segment 0 and nothing else: a thread entering later starts
+     * from segment 0 (nactive changes only under the lock). */
+    int others = atomic_load_explicit(&G.nactive, memory_order_relaxed) > 1;
+    struct log_entry *e = s->building;
+    s->building = NULL;
+    if (others && !e)
+        e = entry_build(s);          /* a thread entered since we looked */
+    else if (!others && e) {
+        entry_keep(s, e);
+        e = NULL;
+    }
     uint64_t rev = atomic_load_explicit(&G.rev, memory_order_relaxed);
-    struct log_entry *e = NULL;
-    char *data = NULL;
-    size_t nruns = s->nws + s->nranges + s->nrecycled;
-    if (atomic_load_explicit(&G.nactive, memory_order_relaxed) > 1) {
-        size_t bytes = s->backup_len; /* the written objects' sizes, summed */
-        for (size_t i = 0; i < s->nranges; i++)
-            bytes += s->ranges[i].b - s->ranges[i].a;
-        for (size_t i = 0; i < s->nrecycled; i++)
-            bytes += s->recycled[i].size;
-        e = entry_alloc(sizeof *e + nruns * sizeof(struct log_run) + bytes);
-        e->rev = ++rev;
-        e->seg = s->idx;
-        e->nruns = (uint32_t)nruns;
-        data = (char *)(e->runs + nruns);
-    }
-    /* Every committed copy carries STM_WB: set it in our copy, then publish. */
-    size_t k = 0;
-    for (size_t i = 0; i < s->nws; i++, k++) {
-        ((struct sync_hdr *)seg_addr(s->idx, s->ws[i].off))->flags |= STM_WB;
-        data = publish_run(s, e, k, data, s->ws[i].off, s->ws[i].size, 1);
-    }
-    for (size_t i = 0; i < s->nranges; i++, k++) {
-        flag_new_range(s, s->ranges[i].a, s->ranges[i].b);
-        data = publish_run(s, e, k, data, s->ranges[i].a, s->ranges[i].b - s->ranges[i].a, 0);
-    }
-    for (size_t i = 0; i < s->nrecycled; i++, k++) {
-        ((struct sync_hdr *)seg_addr(s->idx, s->recycled[i].off))->flags |= STM_WB;
-        data = publish_run(s, e, k, data, s->recycled[i].off, s->recycled[i].size, 0);
-    }
+    for (size_t i = 0; i < s->nws; i++)
+        publish_run(s, others, s->ws[i].off, s->ws[i].size);
+    for (size_t i = 0; i < s->nranges; i++)
+        publish_run(s, others, s->ranges[i].a, s->ranges[i].b - s->ranges[i].a);
+    for (size_t i = 0; i < s->nrecycled; i++)
+        publish_run(s, others, s->recycled[i].off, s->recycled[i].size);
     chaos_point(s);
     if (e) {
+        e->rev = ++rev;
         /* release: publishes the entry's contents and segment 0's new bytes; pairs
          * with the acquire load of `next` in import_log. */
         atomic_store_explicit(&G.log_tail->next, e, memory_order_release);
@@ -863,6 +889,10 @@ void _stm_commit(void)
         if (++G.commits_since_gc >= LOG_GC_EVERY) {
             G.commits_since_gc = 0;
             log_gc();
+        }
+        if (!s->spare && G.pool) {
+            s->spare = G.pool;
+            G.pool = atomic_load_explicit(&s->spare->next, memory_order_relaxed);
         }
     } else if (s->nfrees) {
         log_gc(); /* alone: min_rev is our own revision */
@@ -1031,7 +1061,7 @@ static int stm_init(const struct sync_config *cfg, char *err, size_t errlen)
         G.segs[s].idx = s;
         G.segs[s].chaos_rng = (G.chaos ? G.chaos : 1) * 0x9E3779B97F4A7C15ull + (uint64_t)s;
     }
-    G.log_head = G.log_tail = calloc(1, 256);
+    G.log_head = G.log_tail = calloc(1, sizeof(struct log_entry)); /* cap 0: freed by free() */
     if (!G.log_head) {
         snprintf(err, errlen, "stm: out of memory");
         goto fail;
@@ -1051,6 +1081,7 @@ fail:
 
 static void seg_free_lists(struct stm_seg *s)
 {
+    free(s->spare);
     free(s->ws);
     free(s->backup);
     free(s->ranges);
@@ -1080,12 +1111,11 @@ static void stm_fini(void)
         free(e);
         e = n;
     }
-    for (int k = 0; k < 12; k++)
-        for (struct log_entry *e = G.pool[k]; e;) {
-            struct log_entry *n = atomic_load_explicit(&e->next, memory_order_relaxed);
-            free(e);
-            e = n;
-        }
+    for (struct log_entry *e = G.pool; e;) {
+        struct log_entry *n = atomic_load_explicit(&e->next, memory_order_relaxed);
+        free(e);
+        e = n;
+    }
     if (G.base)
         munmap(G.base, G.reserved);
     if (G.fd >= 0)

@@ -56,6 +56,8 @@ struct stm_seg {
     uint64_t attempt_ticks;
     uint64_t commit_counter;
     int inevitable;
+    struct log_entry *spare;     /* a free small entry for the next commit */
+    struct log_entry *building;  /* the entry of the commit in progress */
     struct ws_entry *ws; size_t nws, ws_cap;
     size_t nowned;               /* how many of ws took ownership (0 when alone) */
     char *backup; size_t backup_len, backup_cap;
@@ -87,7 +89,7 @@ struct stm_global {
     struct log_entry *log_tail;  /* newest; under the lock */
     struct log_entry *log_head;  /* oldest kept entry; under the lock */
     int commits_since_gc;
-    struct log_entry *pool[12];  /* freed entries by size class (256 B << k); under the lock */
+    struct log_entry *pool;      /* freed small entries, linked by `next`; under the lock */
     _Atomic uint64_t min_rev SYNC_CL_ALIGNED; /* all active threads are at least here (I7) */
     _Atomic uintptr_t heap_cursor SYNC_CL_ALIGNED;
     struct stm_seg *segs;        /* [0..nseg] */
