@@ -335,7 +335,8 @@ static void unshare_others(size_t p0, size_t p1)
         if (G.all_private[p])
             continue;
         for (int s = 1; s <= G.nseg; s++)
-            if (s != me->idx && G.segs[s].active && G.pstate[s][p] == PS_SHARED)
+            if (s != me->idx && atomic_load_explicit(&G.segs[s].active, memory_order_relaxed) &&
+                G.pstate[s][p] == PS_SHARED)
                 unshare_run(s, p, 1, 0);
         G.all_private[p] = 1;
     }
@@ -468,33 +469,66 @@ static void import_log(struct stm_seg *s, int validate, int unlock_on_abort)
         e = n;
         s->last = e;
         /* release: after this store GC may free entries before e; we no longer
-         * touch them. Pairs with the acquire loads in log_gc. */
+         * touch them. Pairs with the acquire load in min_active_rev. */
         atomic_store_explicit(&s->rev, e->rev, memory_order_release);
     }
 }
 
-/* Log entries of the usual size (ENTRY_SMALL bytes) are recycled: log_gc puts them on
- * a pool (under the commit lock), each thread keeps one spare taken from it (under the
- * lock) and builds its next entry in it outside the lock. Others use malloc. */
+/*
+ * Log entries belong to the thread that built them: it keeps its published entries in
+ * its own FIFO (linked by `own_next`, in revision order) and frees the old ones itself
+ * (gc_own_entries), so the entries it reuses are in its own cache and the commit lock
+ * never walks the log. Small entries go to the thread's free list for reuse.
+ */
 #define ENTRY_SMALL 256
 
-static void entry_free(struct log_entry *e)
-{
-    if (e->cap != ENTRY_SMALL) {
-        free(e);
-        return;
-    }
-    atomic_store_explicit(&e->next, G.pool, memory_order_relaxed);
-    G.pool = e;
-}
-
-/* Keeps e as the thread's spare, or frees it (no lock needed: it is ours). */
 static void entry_keep(struct stm_seg *s, struct log_entry *e)
 {
-    if (!s->spare && e->cap == ENTRY_SMALL)
-        s->spare = e;
-    else
+    if (e->cap == ENTRY_SMALL) {
+        e->own_next = s->free_entries;
+        s->free_entries = e;
+    } else {
         free(e);
+    }
+}
+
+/* Minimum revision over active threads (I4, I7). Reads other segments without the
+ * lock: a thread entering meanwhile starts at the newest revision and never reads
+ * older entries; one leaving only makes the minimum smaller (safe). */
+static uint64_t min_active_rev(void)
+{
+    uint64_t min = atomic_load_explicit(&G.rev, memory_order_acquire);
+    for (int i = 1; i <= G.nseg; i++)
+        /* relaxed: see above */
+        if (atomic_load_explicit(&G.segs[i].active, memory_order_relaxed)) {
+            /* acquire: pairs with the release store of rev in import_log/commit:
+             * that thread no longer reads entries before it */
+            uint64_t r = atomic_load_explicit(&G.segs[i].rev, memory_order_acquire);
+            if (r < min)
+                min = r;
+        }
+    return min;
+}
+
+/* Frees this thread's entries that every active thread has passed (rev < min: the
+ * entry equal to the minimum is kept for its `next`), and publishes the minimum for
+ * memory reuse (I7). No lock: only we touch our FIFO; nobody reads those entries. */
+static void gc_own_entries(struct stm_seg *s)
+{
+    uint64_t min = min_active_rev();
+    while (s->own_head && s->own_head->rev < min) {
+        struct log_entry *e = s->own_head;
+        s->own_head = e->own_next;
+        if (!s->own_head)
+            s->own_tail = NULL;
+        entry_keep(s, e);
+    }
+    /* Only ever raise it (release: pairs with the acquire in reclaim_limbo). */
+    uint64_t cur = atomic_load_explicit(&G.min_rev, memory_order_relaxed);
+    while (cur < min && !atomic_compare_exchange_weak_explicit(&G.min_rev, &cur, min,
+                                                               memory_order_release,
+                                                               memory_order_relaxed))
+        ;
 }
 
 /* The running transaction's log entry: its runs (written objects, then new ranges,
@@ -510,9 +544,9 @@ static struct log_entry *entry_build(struct stm_seg *s)
         bytes += s->recycled[i].size;
     size_t need = sizeof(struct log_entry) + nruns * sizeof(struct log_run) + bytes;
     struct log_entry *e;
-    if (need <= ENTRY_SMALL && s->spare) {
-        e = s->spare;
-        s->spare = NULL;
+    if (need <= ENTRY_SMALL && s->free_entries) {
+        e = s->free_entries;
+        s->free_entries = e->own_next;
     } else {
         size_t cap = need <= ENTRY_SMALL ? ENTRY_SMALL : need;
         e = malloc(cap);
@@ -541,28 +575,6 @@ static struct log_entry *entry_build(struct stm_seg *s)
     return e;
 }
 
-/* Frees entries no active thread still needs (I4). Caller holds commit_lock. */
-static void log_gc(void)
-{
-    uint64_t min = atomic_load_explicit(&G.rev, memory_order_relaxed);
-    for (int s = 1; s <= G.nseg; s++)
-        if (G.segs[s].active) {
-            /* acquire: pairs with the release store of rev in import_log/commit */
-            uint64_t r = atomic_load_explicit(&G.segs[s].rev, memory_order_acquire);
-            if (r < min)
-                min = r;
-        }
-    while (G.log_head->rev < min && G.log_head != G.log_tail) {
-        struct log_entry *n = atomic_load_explicit(&G.log_head->next, memory_order_relaxed);
-        if (!n || n->rev > min)
-            break;
-        entry_free(G.log_head);
-        G.log_head = n;
-    }
-    /* release: pairs with the acquire load in reclaim_limbo (I7) */
-    atomic_store_explicit(&G.min_rev, min, memory_order_release);
-}
-
 /* ------------------------------------------------------------ allocation */
 
 static int size_class(size_t n)
@@ -573,7 +585,7 @@ static int size_class(size_t n)
 /* Moves limbo entries whose grace period is over to the ready lists (I7). */
 static void reclaim_limbo(struct stm_seg *s)
 {
-    /* acquire: pairs with the release store in log_gc */
+    /* acquire: pairs with the release CAS in gc_own_entries */
     uint64_t min = atomic_load_explicit(&G.min_rev, memory_order_acquire);
     /* A thread alone can reuse everything it freed: its own snapshot has the frees
      * committed, and a thread entering now starts from segment 0, which has them too
@@ -884,18 +896,14 @@ void _stm_commit(void)
         /* release: pairs with the acquire loads of G.rev in begin and commit */
         atomic_store_explicit(&G.rev, rev, memory_order_release);
         s->last = e;
-        /* release: pairs with log_gc's acquire */
+        /* release: pairs with the acquire load in min_active_rev */
         atomic_store_explicit(&s->rev, rev, memory_order_release);
-        if (++G.commits_since_gc >= LOG_GC_EVERY) {
-            G.commits_since_gc = 0;
-            log_gc();
-        }
-        if (!s->spare && G.pool) {
-            s->spare = G.pool;
-            G.pool = atomic_load_explicit(&s->spare->next, memory_order_relaxed);
-        }
-    } else if (s->nfrees) {
-        log_gc(); /* alone: min_rev is our own revision */
+        e->own_next = NULL;
+        if (s->own_tail)
+            s->own_tail->own_next = e;
+        else
+            s->own_head = e;
+        s->own_tail = e;
     }
     if (s->inevitable) {
         /* release: pairs with the acquire in wait_inevitable_gone */
@@ -917,6 +925,10 @@ void _stm_commit(void)
     for (size_t i = 0; i < s->nfrees; i++)
         push_limbo(s, s->frees[i].off, s->frees[i].size, rev);
     tx_reset(s);
+    if (e && ++s->commits_since_gc >= LOG_GC_EVERY) {
+        s->commits_since_gc = 0;
+        gc_own_entries(s);
+    }
 
 done:
     stm_self.aborts_in_row = 0;
@@ -1061,8 +1073,8 @@ static int stm_init(const struct sync_config *cfg, char *err, size_t errlen)
         G.segs[s].idx = s;
         G.segs[s].chaos_rng = (G.chaos ? G.chaos : 1) * 0x9E3779B97F4A7C15ull + (uint64_t)s;
     }
-    G.log_head = G.log_tail = calloc(1, sizeof(struct log_entry)); /* cap 0: freed by free() */
-    if (!G.log_head) {
+    G.log_first = G.log_tail = calloc(1, sizeof(struct log_entry)); /* the sentinel, rev 0 */
+    if (!G.log_first) {
         snprintf(err, errlen, "stm: out of memory");
         goto fail;
     }
@@ -1081,7 +1093,16 @@ fail:
 
 static void seg_free_lists(struct stm_seg *s)
 {
-    free(s->spare);
+    for (struct log_entry *e = s->own_head; e;) {
+        struct log_entry *n = e->own_next;
+        free(e);
+        e = n;
+    }
+    for (struct log_entry *e = s->free_entries; e;) {
+        struct log_entry *n = e->own_next;
+        free(e);
+        e = n;
+    }
     free(s->ws);
     free(s->backup);
     free(s->ranges);
@@ -1106,16 +1127,7 @@ static void stm_fini(void)
     free(G.all_private);
     if (G.wlocks)
         munmap(G.wlocks, G.heap_size / 16 * sizeof(uint64_t));
-    for (struct log_entry *e = G.log_head; e;) {
-        struct log_entry *n = atomic_load_explicit(&e->next, memory_order_relaxed);
-        free(e);
-        e = n;
-    }
-    for (struct log_entry *e = G.pool; e;) {
-        struct log_entry *n = atomic_load_explicit(&e->next, memory_order_relaxed);
-        free(e);
-        e = n;
-    }
+    free(G.log_first);
     if (G.base)
         munmap(G.base, G.reserved);
     if (G.fd >= 0)
@@ -1136,7 +1148,7 @@ static int stm_enter(int tid, char *err, size_t errlen)
     }
     struct stm_seg *s = &G.segs[tid + 1];
     commit_lock();
-    if (s->active) {
+    if (atomic_load_explicit(&s->active, memory_order_relaxed)) {
         commit_unlock();
         snprintf(err, errlen, "stm: segment %d already in use", tid + 1);
         return -1;
@@ -1156,7 +1168,7 @@ static int stm_enter(int tid, char *err, size_t errlen)
     s->last = G.log_tail;
     atomic_store_explicit(&s->rev, atomic_load_explicit(&G.rev, memory_order_relaxed),
                           memory_order_relaxed);
-    s->active = 1;
+    atomic_store_explicit(&s->active, 1, memory_order_relaxed); /* under the lock */
     /* relaxed: changed under the lock; readers outside it only take hints */
     atomic_fetch_add_explicit(&G.nactive, 1, memory_order_relaxed);
     commit_unlock();
@@ -1181,7 +1193,7 @@ static void stm_exit(struct sync_stats *out)
     if (!s)
         return;
     commit_lock();
-    s->active = 0;
+    atomic_store_explicit(&s->active, 0, memory_order_relaxed); /* under the lock */
     atomic_fetch_sub_explicit(&G.nactive, 1, memory_order_relaxed);
     commit_unlock();
     s->stats.commits += stm_self.ro_commits; /* read-only commits, counted inline */

@@ -26,7 +26,8 @@ struct log_entry {
     uint64_t rev;
     int seg;               /* the committer's segment */
     uint32_t nruns;
-    size_t cap;            /* bytes allocated for the entry (pool class) */
+    size_t cap;            /* bytes allocated for the entry */
+    struct log_entry *own_next; /* the committer's own list (FIFO, or free list) */
     struct log_run runs[]; /* followed by the runs' bytes, in order */
 };
 
@@ -46,9 +47,9 @@ struct freelist { uintptr_t *v; size_t n, cap; };
  * the shared part is read by others as noted. */
 struct stm_seg {
     /* shared */
-    _Atomic uint64_t rev;        /* snapshot revision; read by log_gc (acquire) */
+    _Atomic uint64_t rev;        /* snapshot revision; read by min_active_rev (acquire) */
     _Atomic int abort_request;   /* set by an inevitable transaction wanting our object */
-    int active;                  /* a thread is entered; written/read under commit_lock */
+    _Atomic int active;          /* a thread is entered; written under the commit lock */
     int idx;                     /* segment number, >= 1 for threads */
     /* private */
     struct log_entry *last;      /* last imported entry (its rev == rev) */
@@ -56,8 +57,10 @@ struct stm_seg {
     uint64_t attempt_ticks;
     uint64_t commit_counter;
     int inevitable;
-    struct log_entry *spare;     /* a free small entry for the next commit */
     struct log_entry *building;  /* the entry of the commit in progress */
+    struct log_entry *own_head, *own_tail; /* our published entries, oldest first */
+    struct log_entry *free_entries; /* our small entries, free for reuse */
+    int commits_since_gc;
     struct ws_entry *ws; size_t nws, ws_cap;
     size_t nowned;               /* how many of ws took ownership (0 when alone) */
     char *backup; size_t backup_len, backup_cap;
@@ -87,9 +90,7 @@ struct stm_global {
     _Atomic uint64_t rev;        /* latest committed revision */
     _Atomic int inevitable;      /* segment of the inevitable transaction, 0 = none */
     struct log_entry *log_tail;  /* newest; under the lock */
-    struct log_entry *log_head;  /* oldest kept entry; under the lock */
-    int commits_since_gc;
-    struct log_entry *pool;      /* freed small entries, linked by `next`; under the lock */
+    struct log_entry *log_first; /* the sentinel entry (rev 0); freed at fini */
     _Atomic uint64_t min_rev SYNC_CL_ALIGNED; /* all active threads are at least here (I7) */
     _Atomic uintptr_t heap_cursor SYNC_CL_ALIGNED;
     struct stm_seg *segs;        /* [0..nseg] */
