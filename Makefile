@@ -92,10 +92,20 @@ $(BUILD)/obj/$(1)/%.o: %.c
 endef
 $(foreach rt,$(RUNTIMES_GENERIC) locks,$(eval $(call WL_RULE,$(rt))))
 
-# The harness records the build's git revision and flags in its results.
+# The harness records the build's git revision and flags in its results. They go to
+# $(BUILD)/buildinfo.h, rewritten only when they change, so a new commit recompiles
+# the harness (and only it) and the recorded revision is never stale.
 GIT_REV := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD -- 2>/dev/null || echo -dirty)
-$(BUILD)/obj/common/harness/%.o: CPPFLAGS += -DSTMBENCH_GIT_REV='"$(GIT_REV)"' \
-	-DSTMBENCH_CFLAGS='"$(CC) $(strip $(CFLAGS))"'
+BUILDINFO := $(BUILD)/buildinfo.h
+.PHONY: FORCE
+$(BUILDINFO): FORCE
+	@mkdir -p $(dir $@)
+	@printf '#define STMBENCH_GIT_REV "%s"\n#define STMBENCH_CFLAGS "%s"\n' \
+		'$(GIT_REV)' '$(CC) $(strip $(CFLAGS))' > $@.tmp
+	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv -f $@.tmp $@
+HARNESS_OBJS := $(patsubst %.c,$(BUILD)/obj/common/%.o,$(wildcard harness/*.c))
+$(HARNESS_OBJS): $(BUILDINFO)
+$(HARNESS_OBJS): CPPFLAGS += -include $(BUILDINFO)
 
 $(BUILD)/obj/common/%.o: %.c
 	@mkdir -p $(dir $@)
