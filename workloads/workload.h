@@ -103,8 +103,10 @@ static inline uint64_t wl_rand_below(struct wl_thread *t, uint64_t n)
     return (uint64_t)(((unsigned __int128)wl_rand(t) * n) >> 64);
 }
 
-/* Records an invariant failure seen during the run (first one wins). */
-void wl_fail(struct wl_thread *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Records an invariant failure seen during the run (first one wins). Callable inside
+ * a block; the record survives the block's rollback (SYNC_TM_PURE under itm). */
+void wl_fail(struct wl_thread *t, const char *fmt, ...) SYNC_TM_PURE
+    __attribute__((format(printf, 2, 3)));
 
 /* One block latency sample in WL_BLOCK_SAMPLE blocks (a power of two). */
 #define WL_BLOCK_SAMPLE 16
