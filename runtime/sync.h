@@ -39,6 +39,12 @@
  *   sync_inevitable()         inside a block: from here on the block cannot be rolled back
  *                             (for I/O); a no-op in runtimes that never roll back
  *
+ * And, from runtime/common.h, for every runtime:
+ *   SYNC_TM_PURE              on the declaration of an out-of-line function that blocks
+ *                             call and whose effects must survive a rollback (wl_fail):
+ *                             transaction_pure under itm (gcc neither instruments it nor
+ *                             makes the block serial-irrevocable to call it), else nothing
+ *
  * Each runtime also exports a `struct sync_runtime` descriptor for the harness
  * (initialisation, thread enter/exit, statistics): called once per thread, never per op.
  */

@@ -45,8 +45,8 @@ static void itm_exit(struct sync_stats *out)
 
 const struct sync_runtime sync_runtime_itm = {
     .name = "itm",
-    .summary = "GCC's libitm (gcc -fgnu-tm), a word-based STM; restarts are not exposed "
-               "by libitm: aborts read 0",
+    .summary = "GCC's libitm (gcc -fgnu-tm), a word-based STM; aborts read 0: libitm "
+               "does not expose its restarts",
     .max_threads = 0,
     .init = itm_init, .fini = itm_fini,
     .thread_enter = itm_enter, .thread_exit = itm_exit,

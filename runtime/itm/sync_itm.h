@@ -8,12 +8,21 @@
  * plain_heap.h. Only gcc compiles this: workloads are built for itm with
  * `gcc -fgnu-tm -DSYNC_RT_ITM` (see the Makefile); clang has no -fgnu-tm.
  *
- * Why relaxed and not __transaction_atomic: blocks call functions gcc cannot prove
- * transaction-safe (wl_fail's vsnprintf on a failed audit, snprintf, qsort and
- * realloc in the checks). In a relaxed transaction such a call is allowed: libitm
- * switches the transaction to serial-irrevocable mode just before it, on that path
- * only. The hot paths of the workloads call nothing unsafe (checked with
- * -fdump-tree-tmmark: no _ITM_changeTransactionMode on them).
+ * Why relaxed and not __transaction_atomic: the checks' blocks call functions gcc
+ * cannot prove transaction-safe (snprintf, realloc, the interp's expression
+ * evaluator), which __transaction_atomic refuses at compile time. In a relaxed
+ * transaction such a call is allowed: libitm switches the transaction to
+ * serial-irrevocable mode before it (gcc may hoist the switch to the start of the
+ * enclosing basic block). The blocks the threads run call nothing unsafe: no
+ * _ITM_changeTransactionMode in their code (objdump -dr of build/obj/itm/...).
+ * wl_fail, which bank's audit calls inside its block, is declared SYNC_TM_PURE
+ * (transaction_pure): without it gcc switched every audit to serial-irrevocable
+ * mode, whether it failed or not. Its record must survive a rollback anyway.
+ *
+ * libitm picks its algorithm at start-up: ml_wt (per-word ownership records,
+ * write-through with an undo log, time-based validation) by default; the
+ * environment variable ITM_DEFAULT_METHOD (gl_wt, ml_wt, serialirr, ...) overrides
+ * it. After repeated restarts a transaction runs serial-irrevocable, uninstrumented.
  *
  * Allocation: aligned_alloc is not transaction-safe (a block calling it starts
  * serial-irrevocable), but malloc, calloc and free are: gcc maps them to
