@@ -3,7 +3,7 @@
  * workload shares.
  *
  * A workload file (`workloads/<name>.c`) includes runtime/sync.h and is compiled once
- * per runtime (seq, mutex, gil, stm); its `locks` variant is `workloads/<name>_locks.c`.
+ * per runtime (seq, mutex, gil, stm, and itm where gcc -fgnu-tm is); its `locks` variant is `workloads/<name>_locks.c`.
  * Each compiled copy exports one descriptor named `<name>__<runtime>` with
  * WORKLOAD_EXPORT(name, ...), e.g. bank__stm. The harness finds it in its registry
  * (harness/registry.c).
@@ -84,7 +84,7 @@ struct workload {
 #define WL_CAT(a, b) WL_CAT_(a, b)
 /* Declares `const struct workload <name>__<runtime>`: in a workload file write
  *   WORKLOAD_EXPORT(bank, SYNC_RT_ID) = { .name = "bank", .runtime = SYNC_RT_NAME, ... };
- * SYNC_RT_ID is the runtime's name as a token (seq, mutex, gil, locks, stm). */
+ * SYNC_RT_ID is the runtime's name as a token (seq, mutex, gil, locks, stm, itm). */
 #define WORKLOAD_EXPORT(wname, rtname) const struct workload WL_CAT(wname, rtname)
 
 /* xorshift64*: fast per-thread randomness for op mixes. */
