@@ -3,7 +3,8 @@
  * workload shares.
  *
  * A workload file (`workloads/<name>.c`) includes runtime/sync.h and is compiled once
- * per runtime (seq, mutex, gil, stm, and itm where gcc -fgnu-tm is); its `locks` variant is `workloads/<name>_locks.c`.
+ * per runtime (seq, mutex, gil, stm, and itm where gcc -fgnu-tm is); its `locks`
+ * variant is `workloads/<name>_locks.c`.
  * Each compiled copy exports one descriptor named `<name>__<runtime>` with
  * WORKLOAD_EXPORT(name, ...), e.g. bank__stm. The harness finds it in its registry
  * (harness/registry.c).
