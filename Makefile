@@ -8,6 +8,8 @@
 #                       with address/undefined; the STM's %gs tricks confuse thread)
 #   BUILD=dir           output folder (default build/)
 #   V=1                 show full compiler command lines
+#   ITM_CC=gcc          compiler of the `itm` runtime's copies (GCC's libitm, -fgnu-tm)
+#   ITM=0               leave the itm runtime out
 #
 # Targets:
 #   make            build/stmbench, the libraries and the tests
@@ -25,6 +27,16 @@
 # Layout of the build: every workload in workloads/<w>.c is compiled once per runtime
 # in RUNTIMES_GENERIC with -DSYNC_RT_<RT> (build/obj/<rt>/workloads/<w>.o), and its
 # workloads/<w>_locks.c variant once with -DSYNC_RT_LOCKS. Everything else once.
+#
+# The itm runtime (GCC's libitm): whatever CC is, the workloads are compiled once more
+# by ITM_CC with -fgnu-tm -DSYNC_RT_ITM (build/obj/itm/...; clang has no -fgnu-tm), and
+# everything is linked with ITM_CC's libitm.so (rpath to its directory). At parse time
+# the Makefile compiles and links a one-line transaction with ITM_CC; if that fails
+# (no gcc, or no libitm: Debian's libitm1 and gcc's libitm.so link), or with ITM=0,
+# or with any SAN (gcc 12 refuses -fgnu-tm with address and crashes in its TM pass
+# with undefined and thread), the itm copies,
+# runtime/itm/itm.c and tests/test_itm.c are left out and the rest builds as before:
+# `stmbench --list` then has no itm (its descriptor and copies are weak symbols).
 
 ifeq ($(origin CC),default)
 CC := clang
@@ -65,18 +77,45 @@ CXXFLAGS += -std=c++17 -Wall -Wextra -Werror $(OPTFLAGS) $(SANFLAGS) -pthread -M
 LDFLAGS += $(SANFLAGS) -pthread
 LDLIBS += -lhwloc -lm
 
+# ---- the itm runtime: is it buildable here? (see the header comment)
+ITM_CC ?= gcc
+ITM ?= 1
+ifneq ($(SAN),)
+override ITM := 0
+endif
+ifeq ($(ITM),1)
+ITM_PROBE := $(shell printf 'int x; int main(void) { __transaction_relaxed { x++; } return x - 1; }\n' | \
+	$(ITM_CC) -fgnu-tm -x c - -o /dev/null >/dev/null 2>&1 && echo ok)
+ITM_LIB := $(realpath $(shell $(ITM_CC) -print-file-name=libitm.so 2>/dev/null))
+ifneq ($(and $(ITM_PROBE),$(ITM_LIB)),)
+ITM_LDLIBS := $(ITM_LIB) -Wl,-rpath,$(dir $(ITM_LIB))
+else
+ITM := 0
+endif
+endif
+
 RUNTIMES_GENERIC := seq mutex gil stm
 WL_SRCS := $(filter-out %_locks.c,$(wildcard workloads/*.c))
 WL_LOCKS_SRCS := $(wildcard workloads/*_locks.c)
 COMMON_SRCS := $(wildcard runtime/*.c runtime/*/*.c workloads/lib/*.c) \
                $(filter-out harness/main.c,$(wildcard harness/*.c))
+ifneq ($(ITM),1)
+COMMON_SRCS := $(filter-out runtime/itm/%,$(COMMON_SRCS))
+endif
 
 WL_OBJS := $(foreach rt,$(RUNTIMES_GENERIC),$(patsubst %.c,$(BUILD)/obj/$(rt)/%.o,$(WL_SRCS)))
+ifeq ($(ITM),1)
+WL_OBJS += $(patsubst %.c,$(BUILD)/obj/itm/%.o,$(WL_SRCS))
+LDLIBS += $(ITM_LDLIBS)
+endif
 WL_LOCKS_OBJS := $(patsubst %.c,$(BUILD)/obj/locks/%.o,$(WL_LOCKS_SRCS))
 COMMON_OBJS := $(patsubst %.c,$(BUILD)/obj/common/%.o,$(COMMON_SRCS))
 LIB := $(BUILD)/libstmbench.a
 
 TEST_SRCS := $(wildcard tests/test_*.c)
+ifneq ($(ITM),1)
+TEST_SRCS := $(filter-out tests/test_itm.c,$(TEST_SRCS))
+endif
 TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 
 .PHONY: all test bench stress plots micro regress fuzz deps clean
@@ -91,6 +130,14 @@ $(BUILD)/obj/$(1)/%.o: %.c
 	$(Q)$$(CC) $$(CPPFLAGS) -DSYNC_RT_$(call upper,$(1)) $$(CFLAGS) -c $$< -o $$@
 endef
 $(foreach rt,$(RUNTIMES_GENERIC) locks,$(eval $(call WL_RULE,$(rt))))
+
+# The itm copies: ITM_CC with -fgnu-tm (gcc instruments the blocks' loads and stores).
+# _ITM_beginTransaction returns twice (a restart jumps back to it), so -Wclobbered
+# fires as under stm, and sync.h's rule for locals assigned in blocks covers it.
+$(BUILD)/obj/itm/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(if $(V),,@echo "  CC[itm] $<")
+	$(Q)$(ITM_CC) $(CPPFLAGS) -DSYNC_RT_ITM $(CFLAGS) -fgnu-tm -Wno-clobbered -c $< -o $@
 
 # The harness records the build's git revision and flags in its results. They go to
 # $(BUILD)/buildinfo.h, rewritten only when they change, so a new commit recompiles
@@ -130,6 +177,12 @@ $(BUILD)/tests/%: tests/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(if $(V),,@echo "  TEST-CC $<")
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $< $(WHOLE_LIB) $(LDFLAGS) $(LDLIBS) -lcmocka -o $@
+
+# tests/test_itm.c has transactions of its own: compiled by ITM_CC with -fgnu-tm.
+$(BUILD)/tests/test_itm: tests/test_itm.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(if $(V),,@echo "  TEST-CC[itm] $<")
+	$(Q)$(ITM_CC) $(CPPFLAGS) $(CFLAGS) -fgnu-tm -Wno-clobbered $< $(WHOLE_LIB) $(LDFLAGS) $(LDLIBS) -lcmocka -o $@
 
 deps:
 	@scripts/deps.sh

@@ -13,16 +13,17 @@
     extern const struct workload w##__mutex __attribute__((weak));                \
     extern const struct workload w##__gil __attribute__((weak));                  \
     extern const struct workload w##__stm __attribute__((weak));                  \
-    extern const struct workload w##__locks __attribute__((weak));
+    extern const struct workload w##__locks __attribute__((weak));               \
+    extern const struct workload w##__itm __attribute__((weak));
 
 REGISTRY_DECLARE(bank)
 REGISTRY_DECLARE(rbtree)
 REGISTRY_DECLARE(hashmap)
 REGISTRY_DECLARE(interp)
 
-enum { REGISTRY_NRT = 5 };
+enum { REGISTRY_NRT = 6 };
 static const char *const registry_rt_names[REGISTRY_NRT] = {
-    "seq", "mutex", "gil", "locks", "stm",
+    "seq", "mutex", "gil", "locks", "stm", "itm",
 };
 
 struct registry_entry {
@@ -30,7 +31,8 @@ struct registry_entry {
     const struct workload *copy[REGISTRY_NRT];   /* indexed like registry_rt_names */
 };
 
-#define REGISTRY_ENTRY(w) { #w, { &w##__seq, &w##__mutex, &w##__gil, &w##__locks, &w##__stm } }
+#define REGISTRY_ENTRY(w) \
+    { #w, { &w##__seq, &w##__mutex, &w##__gil, &w##__locks, &w##__stm, &w##__itm } }
 
 static const struct registry_entry registry_table[] = {
     REGISTRY_ENTRY(bank),

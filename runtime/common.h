@@ -19,6 +19,15 @@
 #define SYNC_CL_ALIGNED __attribute__((aligned(SYNC_CACHELINE)))
 #define SYNC_NOINLINE __attribute__((noinline))
 #define SYNC_INLINE static inline __attribute__((always_inline))
+/* On a function called inside atomic blocks whose effects must not be rolled back
+ * (a thread's failure record): under the itm runtime (gcc -fgnu-tm) it declares the
+ * function transaction_pure, so gcc calls it as is, without instrumenting it and
+ * without first making the transaction serial-irrevocable; nothing elsewhere. */
+#if defined(SYNC_RT_ITM)
+#define SYNC_TM_PURE __attribute__((transaction_pure))
+#else
+#define SYNC_TM_PURE
+#endif
 /* A compiler barrier: no memory access moves across it at compile time. */
 #define SYNC_COMPILER_BARRIER() __asm__ __volatile__("" ::: "memory")
 

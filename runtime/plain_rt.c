@@ -38,9 +38,11 @@ const struct sync_runtime sync_runtime_locks = {
     .thread_enter = plain_enter, .thread_exit = plain_exit,
 };
 
+/* itm last: its descriptor is a weak symbol, NULL (the end of the table) when the
+ * itm runtime is not built. */
 const struct sync_runtime *const sync_runtimes[] = {
     &sync_runtime_seq, &sync_runtime_mutex, &sync_runtime_gil,
-    &sync_runtime_locks, &sync_runtime_stm, NULL,
+    &sync_runtime_locks, &sync_runtime_stm, &sync_runtime_itm, NULL,
 };
 
 const struct sync_runtime *sync_runtime_find(const char *name)

@@ -2,7 +2,7 @@
  * runtime/sync.h - the one synchronisation interface every workload is written against.
  *
  * A workload file is compiled once per runtime with exactly one of
- *   SYNC_RT_SEQ  SYNC_RT_MUTEX  SYNC_RT_GIL  SYNC_RT_LOCKS  SYNC_RT_STM
+ *   SYNC_RT_SEQ  SYNC_RT_MUTEX  SYNC_RT_GIL  SYNC_RT_LOCKS  SYNC_RT_STM  SYNC_RT_ITM
  * defined (the Makefile passes -DSYNC_RT_<NAME>); this header then includes that
  * runtime's inline fast paths, so barriers inline and `seq` compiles to plain loads
  * and stores. There is no function pointer on the hot path.
@@ -38,6 +38,12 @@
  *                             waiting thread in; a no-op elsewhere
  *   sync_inevitable()         inside a block: from here on the block cannot be rolled back
  *                             (for I/O); a no-op in runtimes that never roll back
+ *
+ * And, from runtime/common.h, for every runtime:
+ *   SYNC_TM_PURE              on the declaration of an out-of-line function that blocks
+ *                             call and whose effects must survive a rollback (wl_fail):
+ *                             transaction_pure under itm (gcc neither instruments it nor
+ *                             makes the block serial-irrevocable to call it), else nothing
  *
  * Each runtime also exports a `struct sync_runtime` descriptor for the harness
  * (initialisation, thread enter/exit, statistics): called once per thread, never per op.
@@ -77,13 +83,15 @@ extern const struct sync_runtime sync_runtime_mutex;
 extern const struct sync_runtime sync_runtime_gil;
 extern const struct sync_runtime sync_runtime_locks;
 extern const struct sync_runtime sync_runtime_stm;
+/* Weak: runtime/itm/itm.c is built only where gcc and libitm are (see the Makefile). */
+extern const struct sync_runtime sync_runtime_itm __attribute__((weak));
 
 /* The runtimes, in SPEC.md order, NULL-terminated; and lookup by name. */
 extern const struct sync_runtime *const sync_runtimes[];
 const struct sync_runtime *sync_runtime_find(const char *name);
 
 #if defined(SYNC_RT_SEQ) + defined(SYNC_RT_MUTEX) + defined(SYNC_RT_GIL) + \
-        defined(SYNC_RT_LOCKS) + defined(SYNC_RT_STM) > 1
+        defined(SYNC_RT_LOCKS) + defined(SYNC_RT_STM) + defined(SYNC_RT_ITM) > 1
 #error "define exactly one SYNC_RT_* before including runtime/sync.h"
 #endif
 
@@ -97,6 +105,8 @@ const struct sync_runtime *sync_runtime_find(const char *name);
 #include "runtime/locks/sync_locks.h"
 #elif defined(SYNC_RT_STM)
 #include "runtime/stm/sync_stm.h"
+#elif defined(SYNC_RT_ITM)
+#include "runtime/itm/sync_itm.h"
 #endif
 /* Without SYNC_RT_*: harness and runtime-independent code, descriptors only. */
 

@@ -3,7 +3,8 @@
  * workload shares.
  *
  * A workload file (`workloads/<name>.c`) includes runtime/sync.h and is compiled once
- * per runtime (seq, mutex, gil, stm); its `locks` variant is `workloads/<name>_locks.c`.
+ * per runtime (seq, mutex, gil, stm, and itm where gcc -fgnu-tm is); its `locks`
+ * variant is `workloads/<name>_locks.c`.
  * Each compiled copy exports one descriptor named `<name>__<runtime>` with
  * WORKLOAD_EXPORT(name, ...), e.g. bank__stm. The harness finds it in its registry
  * (harness/registry.c).
@@ -84,7 +85,7 @@ struct workload {
 #define WL_CAT(a, b) WL_CAT_(a, b)
 /* Declares `const struct workload <name>__<runtime>`: in a workload file write
  *   WORKLOAD_EXPORT(bank, SYNC_RT_ID) = { .name = "bank", .runtime = SYNC_RT_NAME, ... };
- * SYNC_RT_ID is the runtime's name as a token (seq, mutex, gil, locks, stm). */
+ * SYNC_RT_ID is the runtime's name as a token (seq, mutex, gil, locks, stm, itm). */
 #define WORKLOAD_EXPORT(wname, rtname) const struct workload WL_CAT(wname, rtname)
 
 /* xorshift64*: fast per-thread randomness for op mixes. */
@@ -103,8 +104,10 @@ static inline uint64_t wl_rand_below(struct wl_thread *t, uint64_t n)
     return (uint64_t)(((unsigned __int128)wl_rand(t) * n) >> 64);
 }
 
-/* Records an invariant failure seen during the run (first one wins). */
-void wl_fail(struct wl_thread *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Records an invariant failure seen during the run (first one wins). Callable inside
+ * a block; the record survives the block's rollback (SYNC_TM_PURE under itm). */
+void wl_fail(struct wl_thread *t, const char *fmt, ...) SYNC_TM_PURE
+    __attribute__((format(printf, 2, 3)));
 
 /* One block latency sample in WL_BLOCK_SAMPLE blocks (a power of two). */
 #define WL_BLOCK_SAMPLE 16
