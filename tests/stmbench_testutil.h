@@ -71,6 +71,21 @@ static __attribute__((unused)) void tu_rmdir(void)
         fprintf(stderr, "could not remove %s\n", tu_dir);
 }
 
+/* cmocka setup/teardown that make and remove the scratch directory. */
+static __attribute__((unused)) int tu_setup_dir(void **state)
+{
+    (void)state;
+    tu_mkdir();
+    return 0;
+}
+
+static __attribute__((unused)) int tu_teardown_dir(void **state)
+{
+    (void)state;
+    tu_rmdir();
+    return 0;
+}
+
 /* A path inside the scratch directory (static buffer per slot). */
 static __attribute__((unused)) const char *tu_path(int slot, const char *name)
 {

@@ -11,20 +11,6 @@
 
 #include <cmocka.h>
 
-static int setup(void **state)
-{
-    (void)state;
-    tu_mkdir();
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    tu_rmdir();
-    return 0;
-}
-
 /* Runs bank with the given extra args, then asserts exit 0 and check=pass in the new
  * last row of the CSV; returns the row's ops. */
 static unsigned long long run_bank(const char *rt, const char *threads, const char *const *extra)
@@ -108,5 +94,5 @@ int main(void)
         cmocka_unit_test(test_bank_stm),
         cmocka_unit_test(test_bank_ops_split_odd),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, tu_setup_dir, tu_teardown_dir);
 }

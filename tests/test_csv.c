@@ -16,20 +16,6 @@ static const char SPEC_COLUMNS[] =
     "ops_per_s,commits,aborts,aborts_write_write,aborts_read_write,aborts_other,"
     "unshared_pages,commit_p50_ns,commit_p99_ns,block_p50_ns,block_p99_ns,check,cpus";
 
-static int setup(void **state)
-{
-    (void)state;
-    tu_mkdir();
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    tu_rmdir();
-    return 0;
-}
-
 static int count_fields(const char *line, const char *end)
 {
     int n = 1;
@@ -170,5 +156,5 @@ int main(void)
         cmocka_unit_test(test_empty_file_gets_header_and_pin_none),
         cmocka_unit_test(test_conflicts_header),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, tu_setup_dir, tu_teardown_dir);
 }

@@ -23,20 +23,6 @@ static const char *const programs[] = {
     "tests/programs/atomicity.stm", NULL,
 };
 
-static int setup(void **state)
-{
-    (void)state;
-    tu_mkdir();
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    tu_rmdir();
-    return 0;
-}
-
 /* Runs interp with the extra args; returns the exit status, the CSV's check and ops. */
 static int run_interp(const char *rt, const char *threads, const char *const *extra,
                       char *check, size_t checklen, unsigned long long *ops)
@@ -206,5 +192,5 @@ int main(void)
         cmocka_unit_test(test_failed_check_exit_1),
         cmocka_unit_test(test_locks_stress),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, tu_setup_dir, tu_teardown_dir);
 }

@@ -23,20 +23,6 @@
 
 #include <cmocka.h>
 
-static int setup(void **state)
-{
-    (void)state;
-    tu_mkdir();
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    tu_rmdir();
-    return 0;
-}
-
 /* ------------------------------------------------------------ through the harness */
 
 /* Runs workload w under itm with the extra args; asserts exit 0 and a passing row
@@ -254,7 +240,7 @@ static void test_no_lost_update(void **state)
     assert_int_equal(sync_runtime_itm.thread_enter(0, err, sizeof err), 0);
     struct shared *s = calloc(1, sizeof *s);
     assert_non_null(s);
-    SYNC_ATOMIC("test.setup") {
+    SYNC_ATOMIC("test.tu_setup_dir") {
         s->counter = SYNC_ALLOC(struct cell);
         s->pair = SYNC_ALLOC(struct pair);
     }
@@ -286,7 +272,7 @@ static void test_no_lost_update(void **state)
         assert_int_equal(s->stats[i].commits, 2 * INCREMENTS);
         assert_int_equal(sync_stats_aborts(&s->stats[i]), 0);
     }
-    SYNC_ATOMIC("test.teardown") {
+    SYNC_ATOMIC("test.tu_teardown_dir") {
         SYNC_FREE(s->counter);
         SYNC_FREE(s->pair);
     }
@@ -378,5 +364,5 @@ int main(void)
         cmocka_unit_test(test_hashmap),
         cmocka_unit_test(test_interp),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, tu_setup_dir, tu_teardown_dir);
 }

@@ -321,20 +321,6 @@ static void test_check_catches_log_mismatch(void **state)
 
 /* ---- through the harness ---- */
 
-static int hsetup(void **state)
-{
-    (void)state;
-    tu_mkdir();
-    return 0;
-}
-
-static int hteardown(void **state)
-{
-    (void)state;
-    tu_rmdir();
-    return 0;
-}
-
 static int run(const char *rt, const char *threads, const char *const *extra)
 {
     const char *args[40] = {"--runtime", rt, "--workload", "rbtree", "--threads", threads,
@@ -422,9 +408,9 @@ int main(void)
         cmocka_unit_test(test_check_catches_order),
         cmocka_unit_test(test_check_catches_parent),
         cmocka_unit_test(test_check_catches_log_mismatch),
-        cmocka_unit_test_setup_teardown(test_harness_every_runtime, hsetup, hteardown),
-        cmocka_unit_test_setup_teardown(test_harness_bad_input, hsetup, hteardown),
-        cmocka_unit_test_setup_teardown(test_harness_locks_stress, hsetup, hteardown),
+        cmocka_unit_test_setup_teardown(test_harness_every_runtime, tu_setup_dir, tu_teardown_dir),
+        cmocka_unit_test_setup_teardown(test_harness_bad_input, tu_setup_dir, tu_teardown_dir),
+        cmocka_unit_test_setup_teardown(test_harness_locks_stress, tu_setup_dir, tu_teardown_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
