@@ -202,4 +202,21 @@ static __attribute__((unused)) char *tu_capture_stdout(int (*fn)(const char *con
     return tu_read(path, NULL);
 }
 
+/* Runs `stmbench --runtime rt --workload wl --threads threads --csv csv extra...` in
+ * process (stdout captured and dropped); returns its exit status. */
+static __attribute__((unused)) int tu_run_workload(const char *wl, const char *rt,
+                                                   const char *threads, const char *csv,
+                                                   const char *const *extra)
+{
+    const char *args[40] = {"--runtime", rt, "--workload", wl, "--threads", threads,
+                            "--csv", csv};
+    int k = 8;
+    for (int i = 0; extra[i] && k < 38; i++)
+        args[k++] = extra[i];
+    args[k] = NULL;
+    int rc;
+    free(tu_capture_stdout(tu_runv, args, &rc));
+    return rc;
+}
+
 #endif

@@ -323,15 +323,7 @@ static void test_check_catches_log_mismatch(void **state)
 
 static int run(const char *rt, const char *threads, const char *const *extra)
 {
-    const char *args[40] = {"--runtime", rt, "--workload", "rbtree", "--threads", threads,
-                            "--csv", tu_path(0, "rbtree.csv")};
-    int k = 8;
-    for (int i = 0; extra[i] && k < 38; i++)
-        args[k++] = extra[i];
-    args[k] = NULL;
-    int rc;
-    free(tu_capture_stdout(tu_runv, args, &rc));
-    return rc;
+    return tu_run_workload("rbtree", rt, threads, tu_path(0, "rbtree.csv"), extra);
 }
 
 static void expect_pass(const char *rt, const char *threads, const char *const *extra)
