@@ -12,7 +12,7 @@
  *   SHARED   mapped read-only onto segment 0's file page (same physical page), or
  *   PRIVATE  mapped read-write onto segment s's own file page (unshared).
  *
- * Invariants (all page-state and segment-0 changes happen under commit_lock):
+ * Invariants (all page-state and segment-0 changes happen under the commit lock):
  *  I1 (own hand) A thread's view of the heap changes only by its own actions: its
  *     writes, its imports of the commit log, and content-preserving remaps. So a
  *     transaction reads one consistent snapshot (revision me->rev): opacity, with no
@@ -26,6 +26,8 @@
  *     holds owner (segment index, 0 = none) | rev << 16, where rev is the revision of
  *     the last commit that wrote the object. A writer acquires ownership with a CAS
  *     and keeps it until its commit published the object, or its abort restored it.
+ *     A thread alone (nactive == 1) takes no ownership and appends no log entry:
+ *     ownership only detects conflicts early, serialisability rests on I5.
  *  I4 (log) Entries are appended under commit_lock in revision order; a thread at
  *     revision r has imported exactly the entries <= r. An entry is freed only when
  *     every active thread's rev is past it (the entry equal to the minimum is kept,
