@@ -5,6 +5,8 @@
 #include "tests/stmbench_testutil.h"
 
 #include <setjmp.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdarg.h>
 #include <stddef.h>
 
@@ -254,6 +256,27 @@ static void test_good_knobs_accepted(void **state)
     assert_int_equal(rc, 0);
 }
 
+/* The STM's heap too small for the workload: exit 3 with the reason, and the existing
+ * results file is left as it was. Run in a child process: the runtime exits. */
+static void test_stm_heap_exhausted_exit_3(void **state)
+{
+    (void)state;
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        const char *args[] = {"--runtime", "stm", "--workload", "bank", "--accounts", "1000000",
+                              "--heap-mb", "1", "--ops", "10", "--csv", csv_path, NULL};
+        _exit(tu_runv(args));
+    }
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 3);
+    char *after = tu_read(csv_path, NULL);
+    assert_string_equal(after, csv_before);
+    free(after);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -265,6 +288,7 @@ int main(void)
         cmocka_unit_test(test_help),
         cmocka_unit_test(test_no_args),
         cmocka_unit_test(test_good_knobs_accepted),
+        cmocka_unit_test(test_stm_heap_exhausted_exit_3),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -170,6 +170,18 @@ static inline void copy_bytes(void *dst, const void *src, size_t n)
     }
 }
 
+/* The machine ran out of something (memory, mappings): exit 3 with the reason, as
+ * the harness does for a runtime that cannot be set up; results files stay untouched. */
+static void __attribute__((noreturn)) out_of_resources(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "stmbench: stm: ");
+    fprintf(stderr, fmt, arg);
+    fputc('\n', stderr);
+    fflush(stderr);
+    _exit(3);
+}
+
+/* A broken rule of the protocol or of the interface: a bug; abort for a core dump. */
 static void fatal(const char *fmt, const char *arg)
 {
     fprintf(stderr, "stm: fatal: ");
@@ -270,14 +282,14 @@ static void unshare_run(int s, size_t p0, size_t n, int fresh)
             if (w < 0 && errno == EINTR)
                 continue;
             if (w <= 0)
-                fatal("pwrite while unsharing a page: %s", strerror(errno));
+                out_of_resources("pwrite while unsharing a page: %s", strerror(errno));
             done += (size_t)w;
         }
     }
     void *m = mmap(dst, n * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, G.fd,
                    file_off(s, p0));
     if (m == MAP_FAILED)
-        fatal("mmap while unsharing a page: %s (too many mappings? raise "
+        out_of_resources("mmap while unsharing a page: %s (too many mappings? raise "
               "vm.max_map_count)", strerror(errno));
     memset(G.pstate[s] + p0, PS_PRIVATE, n);
     G.segs[s].stats.unshared_pages += n;
@@ -553,7 +565,7 @@ static struct log_entry *entry_build(struct stm_seg *s)
         size_t cap = need <= ENTRY_SMALL ? ENTRY_SMALL : need;
         e = malloc(cap);
         if (!e)
-            fatal("out of memory for a commit log entry%s", "");
+            out_of_resources("out of memory for a commit log entry%s", "");
         e->cap = cap;
     }
     atomic_init(&e->next, NULL);
@@ -609,8 +621,14 @@ static void new_chunk(struct stm_seg *s, size_t need)
     size_t sz = need > CHUNK ? (need + PAGE - 1) & ~(PAGE - 1) : CHUNK;
     /* relaxed: only atomicity matters; the chunk is ours alone */
     uintptr_t off = atomic_fetch_add_explicit(&G.heap_cursor, sz, memory_order_relaxed);
-    if (off + sz > G.rm_size + G.heap_size)
-        fatal("shared heap exhausted (%s); run with a larger --heap-mb", "increase it");
+    if (off + sz > G.rm_size + G.heap_size) {
+        /* Not a protocol failure but a resource one: say so and exit 3 (the runtime
+         * could not go on), leaving every results file untouched. */
+        fprintf(stderr, "stmbench: stm: the shared heap (%zu MiB per segment) is exhausted; "
+                "run with a larger --heap-mb\n", G.heap_size >> 20);
+        fflush(stderr);
+        _exit(3);
+    }
     privatise_mine(off, sz, 1);
     s->chunk_start = s->bump = s->range_start = off;
     s->bump_end = off + sz;
@@ -948,7 +966,7 @@ static void set_gs_base(char *addr)
     if (G.use_wrgsbase)
         __asm__ __volatile__("wrgsbase %0" ::"r"(addr) : "memory");
     else if (syscall(SYS_arch_prctl, ARCH_SET_GS, (unsigned long)addr) != 0)
-        fatal("arch_prctl(ARCH_SET_GS): %s", strerror(errno));
+        out_of_resources("arch_prctl(ARCH_SET_GS): %s", strerror(errno));
 }
 
 static sigjmp_buf probe_jb;
