@@ -66,7 +66,6 @@
 
 #define PAGE 4096ul
 #define CHUNK (64 * 1024ul)           /* bump-allocation chunk per thread */
-#define NCLASSES 33                   /* size classes of 16..512 bytes for reuse */
 #define INEVITABLE_AFTER 8            /* consecutive aborts before going inevitable */
 #define LOG_GC_EVERY 32               /* commits between log garbage collections */
 #define MAX_SEGMENTS 4096
@@ -591,11 +590,6 @@ static struct log_entry *entry_build(struct stm_seg *s)
 
 /* ------------------------------------------------------------ allocation */
 
-static int size_class(size_t n)
-{
-    return n / 16 < NCLASSES ? (int)(n / 16) : -1;
-}
-
 /* Moves limbo entries whose grace period is over to the ready lists (I7). */
 static void reclaim_limbo(struct stm_seg *s)
 {
@@ -645,7 +639,7 @@ void __seg_gs *_stm_alloc(size_t size)
     if (size > UINT32_MAX)
         fatal("object too large (%s)", "size > 4 GiB");
     uintptr_t off;
-    int cls = size_class(n);
+    int cls = stm_size_class(n);
     if (cls >= 0 && s->nlimbo)
         reclaim_limbo(s);
     if (cls >= 0 && s->ready[cls].n) {
@@ -1129,7 +1123,7 @@ static void seg_free_lists(struct stm_seg *s)
     free(s->recycled);
     free(s->frees);
     free(s->limbo);
-    for (int c = 0; c < NCLASSES; c++)
+    for (int c = 0; c < STM_NCLASSES; c++)
         free(s->ready[c].v);
     sync_stats_free(&s->stats);
 }

@@ -43,6 +43,13 @@ struct freed { uintptr_t off; uint32_t size; };
 struct limbo_entry { uintptr_t off; uint64_t rev; int cls; };
 struct freelist { uintptr_t *v; size_t n, cap; };
 
+/* Freed objects are reused by size class: 16-byte steps up to 512 bytes. */
+#define STM_NCLASSES 33
+static inline int stm_size_class(size_t rounded)
+{
+    return rounded / 16 < STM_NCLASSES ? (int)(rounded / 16) : -1;
+}
+
 /* Per segment (= per thread slot). Only the owning thread touches the private part;
  * the shared part is read by others as noted. */
 struct stm_seg {
@@ -69,7 +76,7 @@ struct stm_seg {
     struct recycled *recycled; size_t nrecycled, recycled_cap;
     struct freed *frees; size_t nfrees, frees_cap;
     struct limbo_entry *limbo; size_t nlimbo, limbo_head, limbo_cap;
-    struct freelist ready[33];
+    struct freelist ready[STM_NCLASSES];
     uint64_t chaos_rng;
     struct sync_stats stats;
 } SYNC_CL_ALIGNED;
@@ -139,7 +146,7 @@ static inline void push_free(struct stm_seg *s, uintptr_t off, uint32_t size)
 }
 static inline void push_limbo(struct stm_seg *s, uintptr_t off, uint32_t size, uint64_t rev)
 {
-    int cls = size / 16 < 33 ? (int)(size / 16) : -1;
+    int cls = stm_size_class(size);
     if (cls < 0)
         return; /* large objects are not reused */
     STM_GROW(s->limbo, s->nlimbo, s->limbo_cap);
