@@ -800,8 +800,11 @@ int _stm_begin(const char *site)
     s->tx_chunk_start = s->chunk_start;
     s->range_start = s->bump;
     chaos_point(s);
-    /* acquire: pairs with the release store of G.rev in commit */
-    if (atomic_load_explicit(&G.rev, memory_order_acquire) != s->rev)
+    /* Anything committed since our snapshot? Asked of the last entry we imported, not
+     * of G.rev: that line changes only when the next entry is linked, while the
+     * commit line changes at every commit (acquire: pairs with the release store that
+     * linked the entry). */
+    if (atomic_load_explicit(&s->last->next, memory_order_acquire))
         import_log(s, 0, 0); /* nothing read yet: refresh the snapshot */
     if (SYNC_UNLIKELY(stm_self.aborts_in_row >= INEVITABLE_AFTER))
         _stm_become_inevitable();
@@ -850,7 +853,8 @@ void _stm_commit(void)
     }
 
     chaos_point(s);
-    if (atomic_load_explicit(&G.rev, memory_order_acquire) != s->rev)
+    /* acquire: pairs with the release store that linked the entry */
+    if (atomic_load_explicit(&s->last->next, memory_order_acquire))
         import_log(s, 1, 0); /* most of the validation, outside the lock */
     if (s->bump != s->range_start)
         push_range(s, s->range_start, s->bump);

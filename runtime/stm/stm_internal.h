@@ -91,9 +91,12 @@ struct stm_global {
     uint8_t **pstate;            /* [segment][page]: SHARED/PRIVATE; under commit_lock */
     uint8_t *all_private;        /* [page]: no active segment shares it; under commit_lock */
     _Atomic uint64_t *wlocks;    /* [heap offset / 16]: owner | rev << 16 */
+    /* Read on every begin, write and commit, changed only when a thread enters or
+     * leaves: kept off the commit line, so reading it costs no cache miss after
+     * another thread's commit. */
+    _Atomic int nactive;         /* entered threads; changed under the lock */
     /* The commit line: what every commit touches, together. */
     _Atomic int lock SYNC_CL_ALIGNED; /* the commit lock (spinlock) */
-    _Atomic int nactive;         /* entered threads; changed under the lock */
     _Atomic uint64_t rev;        /* latest committed revision */
     _Atomic int inevitable;      /* segment of the inevitable transaction, 0 = none */
     struct log_entry *log_tail;  /* newest; under the lock */
