@@ -34,7 +34,8 @@ static const char results_header[] =
     "run_id,timestamp,git_rev,host,runtime,workload,params,threads,pin,seed,duration_s,"
     "ops,ops_per_s,commits,aborts,aborts_write_write,aborts_read_write,aborts_other,"
     "unshared_pages,commit_p50_ns,commit_p99_ns,block_p50_ns,block_p99_ns,check,cpus,"
-    "aborts_inevitable,inevitable,ops_per_tx,gil_handoffs,gil_wait_ns,block_mean_ns";
+    "aborts_inevitable,inevitable,ops_per_tx,gil_handoffs,gil_wait_ns,block_mean_ns,"
+    "import_entries,import_bytes,pages_faulted";
 
 static const char results_cheader[] =
     "run_id,t_ns,thread,other_thread,kind,object,page,site,wasted_ns";
@@ -229,7 +230,7 @@ int results_append_csv(const char *path, const struct results_row *r, char *err,
     struct results_buf b = {0};
     uint64_t aborts = sync_stats_aborts(s);
     results_bprintf(&b, "%s,%s,%s,%s,%s,%s,%s,%d,%s,%llu,%.6f,%llu,%.1f,%llu,%llu,%llu,%llu,%llu,"
-                        "%llu,%llu,%llu,%llu,%llu,%s,%s,%llu,%llu,%ld,%llu,%llu,%llu\n",
+                        "%llu,%llu,%llu,%llu,%llu,%s,%s,%llu,%llu,%ld,%llu,%llu,%llu",
                     r->run_id, r->timestamp, r->git_rev, r->host, r->runtime, r->workload,
                     r->params, r->threads, r->pin, (unsigned long long)r->seed, r->duration_s,
                     (unsigned long long)r->ops, r->ops_per_s, (unsigned long long)r->commits,
@@ -249,6 +250,9 @@ int results_append_csv(const char *path, const struct results_row *r, char *err,
                     (unsigned long long)(r->block_hist->count
                                              ? r->block_hist->sum_ns / r->block_hist->count
                                              : 0));
+    results_bprintf(&b, ",%llu,%llu,%llu", (unsigned long long)s->import_entries,
+                    (unsigned long long)s->import_bytes, (unsigned long long)s->pages_faulted);
+    results_bprintf(&b, "\n");
     if (b.oom) {
         free(b.p);
         snprintf(err, errlen, "out of memory formatting the CSV row");

@@ -85,6 +85,9 @@ void sync_stats_merge(struct sync_stats *into, struct sync_stats *from)
     for (int k = 0; k < SYNC_ABORT_NKINDS; k++)
         into->aborts[k] += from->aborts[k];
     into->unshared_pages += from->unshared_pages;
+    into->pages_faulted += from->pages_faulted;
+    into->import_entries += from->import_entries;
+    into->import_bytes += from->import_bytes;
     into->inevitable += from->inevitable;
     into->gil_handoffs += from->gil_handoffs;
     into->gil_wait_ns += from->gil_wait_ns;

@@ -114,7 +114,11 @@ struct sync_conflict {
 struct sync_stats {
     uint64_t commits;                     /* outermost atomic blocks completed */
     uint64_t aborts[SYNC_ABORT_NKINDS];   /* attempts thrown away, by reason */
-    uint64_t unshared_pages;              /* STM page privatisations */
+    uint64_t unshared_pages;              /* STM: pages a segment gave its own copy */
+    uint64_t pages_faulted;               /* STM: of those, brought up to date from segment
+                                           * 0 and the log (first access, not a new chunk) */
+    uint64_t import_entries;              /* STM: commit log entries imported */
+    uint64_t import_bytes;                /* STM: bytes copied into the segment by imports */
     uint64_t inevitable;                  /* STM transactions that became inevitable */
     uint64_t gil_handoffs;                /* GIL: times this thread took the GIL from a dropper */
     uint64_t gil_wait_ns;                 /* GIL: time spent waiting to take it */

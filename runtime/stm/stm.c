@@ -64,6 +64,16 @@
 
 #include "runtime/stm/stm_internal.h"
 
+/* Under valgrind's memcheck an inaccessible granule must look addressable: the real
+ * access then faults and the handler brings the granule in, as natively; memcheck
+ * would otherwise report every first access as an invalid read. */
+#if __has_include(<valgrind/memcheck.h>)
+#include <valgrind/memcheck.h>
+#define STM_VG_ADDRESSABLE(p, n) VALGRIND_MAKE_MEM_DEFINED((p), (n))
+#else
+#define STM_VG_ADDRESSABLE(p, n) ((void)(p), (void)(n))
+#endif
+
 #define PAGE 4096ul
 #define CHUNK (64 * 1024ul)           /* bump-allocation chunk per thread */
 #define INEVITABLE_AFTER 8            /* consecutive aborts before going inevitable */
@@ -132,8 +142,11 @@ static void commit_lock(void)
         /* acquire: pairs with the release in commit_unlock; everything the previous
          * holder did under the lock (segment 0, page states, log tail) is visible. */
         if (atomic_compare_exchange_weak_explicit(&G.lock, &z, 1, memory_order_acquire,
-                                                  memory_order_relaxed))
+                                                  memory_order_relaxed)) {
+            if (me)
+                me->holds_lock = 1;
             return;
+        }
         /* relaxed: only waits for the lock to look free before trying again */
         while (atomic_load_explicit(&G.lock, memory_order_relaxed)) {
             if (++spins > 64)
@@ -146,6 +159,8 @@ static void commit_lock(void)
 
 static void commit_unlock(void)
 {
+    if (me)
+        me->holds_lock = 0;
     /* release: pairs with the acquire CAS in commit_lock */
     atomic_store_explicit(&G.lock, 0, memory_order_release);
 }
@@ -169,9 +184,10 @@ static inline void copy_bytes(void *dst, const void *src, size_t n)
     }
 }
 
-/* The machine ran out of something (memory, mappings): exit 3 with the reason, as
- * the harness does for a runtime that cannot be set up; results files stay untouched. */
-static void __attribute__((noreturn)) out_of_resources(const char *fmt, const char *arg)
+/* The machine ran out of something (memory, mappings, heap): exit 3 with the reason,
+ * as the harness does for a runtime that cannot be set up; results files stay untouched.
+ * Every resource failure of the runtime, STM_GROW's included, ends here. */
+void stm_out_of_resources(const char *fmt, const char *arg)
 {
     fprintf(stderr, "stmbench: stm: ");
     fprintf(stderr, fmt, arg);
@@ -179,6 +195,7 @@ static void __attribute__((noreturn)) out_of_resources(const char *fmt, const ch
     fflush(stderr);
     _exit(3);
 }
+#define out_of_resources stm_out_of_resources
 
 /* A broken rule of the protocol or of the interface: a bug; abort for a core dump. */
 static void fatal(const char *fmt, const char *arg)
@@ -192,11 +209,6 @@ static void fatal(const char *fmt, const char *arg)
 static inline char *seg_addr(int s, uintptr_t off)
 {
     return G.base + (size_t)s * G.seg_size + off;
-}
-
-static inline size_t page_index(uintptr_t off)
-{
-    return (off - G.rm_size) / PAGE;
 }
 
 static inline off_t file_off(int s, size_t page)
@@ -264,95 +276,170 @@ static inline void chaos_point(struct stm_seg *s)
 /* ---------------------------------------------------------- page handling */
 
 /*
- * Unshares pages [p0, p0+n) of segment s: copies segment 0's content into s's file
- * pages, then maps them read-write in place of the shared mapping. The remap is
- * atomic for any thread reading those addresses (mmap_lock, TLB shootdown before
- * mmap returns), and both mappings hold the same bytes (I2), so a concurrent reader
- * in s sees no change. Caller holds commit_lock.
+ * Lazy pages (the design of PyPy's stmgc c8). Segment s >= 1 maps its own file range
+ * of the heap, and each GRANULE of it (16 pages, one allocation chunk) is either
+ *   G_NONE  inaccessible (PROT_NONE): s has not used it since entering; its bytes are
+ *           stale and no import copies into it;
+ *   G_OWN   read-write, s's own copy, up to date at s's revision plus s's own writes.
+ * A first access (by the workload: a fault; by the runtime: ensure_accessible) brings
+ * the granule up to date: under commit_lock, segment 0's bytes (revision G.rev) are
+ * copied in, then every entry newer than s->rev that wrote inside it is undone with
+ * the old bytes the entry carries, newest first, so the granule shows exactly s's
+ * snapshot (I1). Only the owning thread changes its granules' states; a committer
+ * touches segment 0 and nothing of any other segment (I2).
  */
-static void unshare_run(int s, size_t p0, size_t n, int fresh)
+#define GRANULE CHUNK
+#define GRANULE_PAGES (GRANULE / PAGE)
+enum { G_NONE = 0, G_OWN = 1 };
+
+static inline size_t granule_of(uintptr_t off)
 {
-    char *dst = seg_addr(s, G.rm_size + p0 * PAGE);
-    if (!fresh) {
-        const char *src = seg_addr(0, G.rm_size + p0 * PAGE);
-        size_t len = n * PAGE, done = 0;
-        while (done < len) {
-            ssize_t w = pwrite(G.fd, src + done, len - done, file_off(s, p0) + (off_t)done);
-            if (w < 0 && errno == EINTR)
+    return (off - G.rm_size) / GRANULE;
+}
+static inline uintptr_t granule_off(size_t g)
+{
+    return G.rm_size + g * GRANULE;
+}
+
+/* Undo, in s's granule g (already readable and writable), every logged write of an
+ * entry newer than s->rev, newest first. Caller holds commit_lock, so the log's tail
+ * and segment 0 stand still; the entries after s->last stay allocated (I4). */
+static void undo_newer(struct stm_seg *s, size_t g)
+{
+    s->nscratch = 0;
+    for (struct log_entry *e = atomic_load_explicit(&s->last->next, memory_order_acquire); e;
+         e = atomic_load_explicit(&e->next, memory_order_acquire)) {
+        STM_GROW(s->scratch, s->nscratch, s->scratch_cap);
+        s->scratch[s->nscratch++] = e;
+    }
+    uintptr_t lo = granule_off(g), hi = lo + GRANULE;
+    for (size_t k = s->nscratch; k-- > 0;) {
+        const struct log_entry *e = s->scratch[k];
+        const struct log_run *r = e->runs;
+        const char *data = (const char *)(r + e->nruns);
+        for (uint32_t i = 0; i < e->nruns; i++) {
+            const char *old = data + r[i].len;
+            data += r[i].len * (r[i].validate ? 2u : 1u);
+            if (!r[i].validate || r[i].off >= hi || r[i].off + r[i].len <= lo)
                 continue;
-            if (w <= 0)
-                out_of_resources("pwrite while unsharing a page: %s", strerror(errno));
-            done += (size_t)w;
+            uintptr_t a = r[i].off > lo ? r[i].off : lo;
+            uintptr_t b = r[i].off + r[i].len < hi ? r[i].off + r[i].len : hi;
+            memcpy(seg_addr(s->idx, a), old + (a - r[i].off), b - a);
         }
     }
-    void *m = mmap(dst, n * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, G.fd,
-                   file_off(s, p0));
-    if (m == MAP_FAILED)
-        out_of_resources("mmap while unsharing a page: %s (too many mappings? raise "
-              "vm.max_map_count)", strerror(errno));
-    memset(G.pstate[s] + p0, PS_PRIVATE, n);
-    G.segs[s].stats.unshared_pages += n;
 }
 
-/* Makes pages [p0, p1) PRIVATE in segment s. Caller holds commit_lock. */
-static void unshare_range(int s, size_t p0, size_t p1, int fresh)
+static void protect_rw(struct stm_seg *s, size_t g0, size_t g1)
 {
-    size_t p = p0;
-    while (p < p1) {
-        if (G.pstate[s][p] == PS_PRIVATE) {
-            p++;
-            continue;
-        }
-        size_t q = p;
-        while (q < p1 && G.pstate[s][q] == PS_SHARED)
-            q++;
-        unshare_run(s, p, q - p, fresh);
-        p = q;
+    if (mprotect(seg_addr(s->idx, granule_off(g0)), (g1 - g0) * GRANULE,
+                 PROT_READ | PROT_WRITE) != 0)
+        out_of_resources("mprotect while making a heap page accessible: %s (too many "
+                         "mappings? raise vm.max_map_count)", strerror(errno));
+    s->nprotect++;
+}
+
+/* Brings granules [g0, g1) of s up to date (see above). `fresh`: they belong to a chunk
+ * nobody has committed into, so there is nothing to copy. Only s's thread calls this. */
+static void materialize(struct stm_seg *s, size_t g0, size_t g1, int fresh)
+{
+    if (s->holds_lock)
+        fatal("%s: a heap page was touched under the commit lock", "stm");
+    if (!fresh && s->nprotect >= G.map_budget) {
+        /* Bound the mappings: make everything used so far accessible with one call, so
+         * the segment's heap is again one mapping followed by one inaccessible one. */
+        uintptr_t end = atomic_load_explicit(&G.heap_cursor, memory_order_relaxed);
+        size_t gend = granule_of(end);
+        if (g1 > gend)
+            gend = g1;
+        g0 = 0;
+        g1 = gend;
+        s->nprotect = 0;
     }
+    size_t first = g0;
+    while (first < g1 && s->gstate[first] == G_OWN)
+        first++;
+    if (first == g1)
+        return;
+    size_t last = g1;
+    while (s->gstate[last - 1] == G_OWN)
+        last--;
+    chaos_point(s);
+    protect_rw(s, first, last); /* also re-protects G_OWN granules between: a no-op */
+    if (!fresh) {
+        commit_lock();
+        for (size_t g = first; g < last; g++) {
+            if (s->gstate[g] == G_OWN)
+                continue;
+            memcpy(seg_addr(s->idx, granule_off(g)), seg_addr(0, granule_off(g)), GRANULE);
+            undo_newer(s, g);
+            s->stats.pages_faulted += GRANULE_PAGES;
+        }
+        commit_unlock();
+    }
+    for (size_t g = first; g < last; g++)
+        if (s->gstate[g] == G_NONE) {
+            s->gstate[g] = G_OWN;
+            s->stats.unshared_pages += GRANULE_PAGES;
+        }
 }
 
-/* Page range of the bytes [off, off+len). */
-static inline void pages_of(uintptr_t off, size_t len, size_t *p0, size_t *p1)
+/* The running thread's granules covering [off, off+len) become G_OWN (write barrier,
+ * allocation): the runtime reads and writes objects through the flat address, where
+ * an inaccessible page must not fault. */
+static inline void ensure_accessible(uintptr_t off, size_t len, int fresh)
 {
-    *p0 = page_index(off);
-    *p1 = page_index(off + (len ? len : 1) - 1) + 1;
-}
-
-/* The running thread's own pages for [off, off+len) become PRIVATE (write barrier,
- * allocation). Takes commit_lock only if some page is still SHARED. */
-static SYNC_NOINLINE void privatise_slow(size_t p, size_t p1, int fresh)
-{
-    chaos_point(me);
-    commit_lock();
-    unshare_range(me->idx, p, p1, fresh);
-    commit_unlock();
-}
-
-static inline void privatise_mine(uintptr_t off, size_t len, int fresh)
-{
-    size_t p0, p1;
-    pages_of(off, len, &p0, &p1);
-    const uint8_t *st = G.pstate[me->idx];
-    for (size_t p = p0; p < p1; p++)
-        if (SYNC_UNLIKELY(st[p] != PS_PRIVATE)) {
-            privatise_slow(p, p1, fresh);
+    size_t g0 = granule_of(off), g1 = granule_of(off + (len ? len : 1) - 1) + 1;
+    for (size_t g = g0; g < g1; g++)
+        if (SYNC_UNLIKELY(me->gstate[g] != G_OWN)) {
+            materialize(me, g, g1, fresh);
             return;
         }
 }
 
-/* Before a commit writes segment 0's pages [p0, p1): unshare them in every other
- * active segment (I2). Caller holds commit_lock. */
-static void unshare_others(size_t p0, size_t p1)
+/* A workload's first access to an inaccessible granule of its own segment (through
+ * %gs, or a runtime access that skipped ensure_accessible: that would fault under the
+ * lock and is caught in materialize). Anything else is a real crash: the previous
+ * disposition runs. */
+static struct sigaction prev_segv;
+
+static void segv_handler(int sig, siginfo_t *si, void *uctx)
 {
-    for (size_t p = p0; p < p1; p++) {
-        if (G.all_private[p])
-            continue;
-        for (int s = 1; s <= G.nseg; s++)
-            if (s != me->idx && atomic_load_explicit(&G.segs[s].active, memory_order_relaxed) &&
-                G.pstate[s][p] == PS_SHARED)
-                unshare_run(s, p, 1, 0);
-        G.all_private[p] = 1;
+    struct stm_seg *s = me;
+    char *a = si->si_addr;
+    if (s && G.base) {
+        char *lo = seg_addr(s->idx, G.rm_size), *hi = lo + G.heap_size;
+        if (a >= lo && a < hi) {
+            size_t g = (size_t)(a - lo) / GRANULE;
+            if (s->gstate[g] == G_NONE) {
+                int e = errno;
+                materialize(s, g, g + 1, 0);
+                errno = e;
+                return;
+            }
+        }
     }
+    if (prev_segv.sa_flags & SA_SIGINFO) {
+        prev_segv.sa_sigaction(sig, si, uctx);
+    } else if (prev_segv.sa_handler != SIG_IGN && prev_segv.sa_handler != SIG_DFL) {
+        prev_segv.sa_handler(sig);
+    } else {
+        signal(SIGSEGV, SIG_DFL); /* returning re-runs the access: a plain crash */
+    }
+}
+
+/* At every init: a test framework (cmocka) installs its own handlers per test. */
+static void install_segv_handler(void)
+{
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = segv_handler;
+    sigemptyset(&sa.sa_mask);
+    /* SA_NODEFER: an abort never leaves the handler by a jump, but a fault inside it
+     * (a bug) should crash rather than hang with SIGSEGV blocked. */
+    sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+    sigaction(SIGSEGV, &sa, &old);
+    if (!((old.sa_flags & SA_SIGINFO) && old.sa_sigaction == segv_handler))
+        prev_segv = old;
 }
 
 /* ------------------------------------------------------------------ aborts */
@@ -380,6 +467,7 @@ static void tx_reset(struct stm_seg *s)
     s->nranges = 0;
     s->nrecycled = 0;
     s->nfrees = 0;
+    s->ntx_chunks = 0;
     stm_self.dirty = 0;
 }
 
@@ -396,13 +484,16 @@ static void __attribute__((noreturn)) stm_abort(enum sync_abort_kind kind, int o
         s->building = NULL;
     }
     release_ownership_restore(s);
-    /* Allocations of the attempt vanish: the bump pointer returns to where the
-     * attempt started (or to the start of the chunk it moved to); recycled objects
-     * go back to their lists. */
-    if (s->chunk_start == s->tx_chunk_start)
-        s->bump = s->tx_bump;
-    else
-        s->bump = s->chunk_start;
+    /* Allocations of the attempt vanish: the allocator returns to where the attempt
+     * started, and chunks the attempt opened become spares that the next chunk request
+     * takes first (a retry that allocates as much opens none); recycled objects go back
+     * to their lists. */
+    s->bump = s->tx_bump;
+    s->bump_end = s->tx_bump_end;
+    s->chunk_start = s->tx_chunk_start;
+    for (size_t i = 0; i < s->ntx_chunks; i++)
+        push_chunk(&s->spares, &s->nspares, &s->spares_cap, s->tx_chunks[i].off,
+                   s->tx_chunks[i].size);
     for (size_t i = 0; i < s->nrecycled; i++)
         freelist_push(&s->ready[s->recycled[i].cls], s->recycled[i].off);
     tx_reset(s);
@@ -474,11 +565,23 @@ static void import_log(struct stm_seg *s, int validate, int unlock_on_abort)
                     stm_abort(SYNC_ABORT_READ_WRITE, n->seg, r[i].off);
                 }
         }
+        /* Copy only into granules this segment has (G_OWN): the others are brought up
+         * to date, from segment 0 and the log, if and when the thread touches them. */
         const char *data = (const char *)(r + n->nruns);
         for (uint32_t i = 0; i < n->nruns; i++) {
-            memcpy(seg_addr(s->idx, r[i].off), data, r[i].len);
-            data += r[i].len;
+            uintptr_t a = r[i].off, end = a + r[i].len;
+            while (a < end) {
+                size_t g = granule_of(a);
+                uintptr_t b = granule_off(g + 1) < end ? granule_off(g + 1) : end;
+                if (s->gstate[g] == G_OWN) {
+                    memcpy(seg_addr(s->idx, a), data + (a - r[i].off), b - a);
+                    s->stats.import_bytes += b - a;
+                }
+                a = b;
+            }
+            data += r[i].len * (r[i].validate ? 2u : 1u);
         }
+        s->stats.import_entries++;
         e = n;
         s->last = e;
         /* release: after this store GC may free entries before e; we no longer
@@ -550,7 +653,7 @@ static void gc_own_entries(struct stm_seg *s)
 static struct log_entry *entry_build(struct stm_seg *s)
 {
     size_t nruns = s->nws + s->nranges + s->nrecycled;
-    size_t bytes = s->backup_len; /* the written objects' sizes, summed */
+    size_t bytes = 2 * s->backup_len; /* the written objects, new and old bytes */
     for (size_t i = 0; i < s->nranges; i++)
         bytes += s->ranges[i].b - s->ranges[i].a;
     for (size_t i = 0; i < s->nrecycled; i++)
@@ -578,8 +681,11 @@ static struct log_entry *entry_build(struct stm_seg *s)
         copy_bytes(data, seg_addr(s->idx, (OFF)), (LEN));                                 \
         data += (LEN);                                                                    \
     } while (0)
-    for (size_t i = 0; i < s->nws; i++)
+    for (size_t i = 0; i < s->nws; i++) {
         ENTRY_RUN(s->ws[i].off, s->ws[i].size, 1);
+        copy_bytes(data, s->backup + s->ws[i].backup_at, s->ws[i].size); /* old bytes */
+        data += s->ws[i].size;
+    }
     for (size_t i = 0; i < s->nranges; i++)
         ENTRY_RUN(s->ranges[i].a, s->ranges[i].b - s->ranges[i].a, 0);
     for (size_t i = 0; i < s->nrecycled; i++)
@@ -612,9 +718,19 @@ static void new_chunk(struct stm_seg *s, size_t need)
 {
     if (s->bump != s->range_start)
         push_range(s, s->range_start, s->bump);
-    size_t sz = need > CHUNK ? (need + PAGE - 1) & ~(PAGE - 1) : CHUNK;
+    /* Whole granules, so a chunk (and each granule) has one allocating thread. */
+    size_t sz = (need + CHUNK - 1) & ~(CHUNK - 1);
+    uintptr_t off = 0;
+    for (size_t i = 0; i < s->nspares; i++)
+        if (s->spares[i].size >= sz) { /* a chunk of an aborted attempt, ours already */
+            off = s->spares[i].off;
+            sz = s->spares[i].size;
+            s->spares[i] = s->spares[--s->nspares];
+            break;
+        }
     /* relaxed: only atomicity matters; the chunk is ours alone */
-    uintptr_t off = atomic_fetch_add_explicit(&G.heap_cursor, sz, memory_order_relaxed);
+    if (!off)
+        off = atomic_fetch_add_explicit(&G.heap_cursor, sz, memory_order_relaxed);
     if (off + sz > G.rm_size + G.heap_size) {
         /* Not a protocol failure but a resource one: say so and exit 3 (the runtime
          * could not go on), leaving every results file untouched. */
@@ -623,7 +739,8 @@ static void new_chunk(struct stm_seg *s, size_t need)
         fflush(stderr);
         _exit(3);
     }
-    privatise_mine(off, sz, 1);
+    ensure_accessible(off, sz, 1);
+    push_chunk(&s->tx_chunks, &s->ntx_chunks, &s->tx_chunks_cap, off, sz);
     s->chunk_start = s->bump = s->range_start = off;
     s->bump_end = off + sz;
 }
@@ -644,7 +761,7 @@ void __seg_gs *_stm_alloc(size_t size)
         reclaim_limbo(s);
     if (cls >= 0 && s->ready[cls].n) {
         off = freelist_pop(&s->ready[cls]);
-        privatise_mine(off, n, 0);
+        ensure_accessible(off, n, 0);
         push_recycled(s, off, (uint32_t)n, cls);
     } else {
         if (s->bump + n > s->bump_end)
@@ -724,7 +841,7 @@ void _stm_write_slowpath(void __seg_gs *obj)
     }
 
     uint32_t size = ((const struct sync_hdr __seg_gs *)obj)->size;
-    privatise_mine(off, size, 0);
+    ensure_accessible(off, size, 0);
     push_backup(s, off, size, w); /* w = the word before we owned it */
     s->nowned += w != NOT_OWNED;
     stm_read_barrier(obj);        /* a write implies a read (I5) */
@@ -797,6 +914,7 @@ int _stm_begin(const char *site)
     s->attempt_ticks =
         (atomic_load_explicit(&G.nactive, memory_order_relaxed) > 1 || G.chaos) ? ticks() : 0;
     s->tx_bump = s->bump;
+    s->tx_bump_end = s->bump_end;
     s->tx_chunk_start = s->chunk_start;
     s->range_start = s->bump;
     chaos_point(s);
@@ -822,15 +940,10 @@ static void flag_new_range(struct stm_seg *s, uintptr_t a, uintptr_t b)
     }
 }
 
-/* Copies one run of the commit into segment 0; with others active, first unshares its
- * pages in their segments (I2). Caller holds the commit lock. */
-static inline void publish_run(struct stm_seg *s, int others, uintptr_t off, size_t len)
+/* Copies one run of the commit into segment 0. Caller holds the commit lock. No other
+ * segment is touched: they import the entry, or undo it at a fault (I2). */
+static inline void publish_run(struct stm_seg *s, uintptr_t off, size_t len)
 {
-    if (others) {
-        size_t p0, p1;
-        pages_of(off, len, &p0, &p1);
-        unshare_others(p0, p1);
-    }
     copy_bytes(seg_addr(0, off), seg_addr(s->idx, off), len);
 }
 
@@ -899,11 +1012,11 @@ void _stm_commit(void)
     }
     uint64_t rev = atomic_load_explicit(&G.rev, memory_order_relaxed);
     for (size_t i = 0; i < s->nws; i++)
-        publish_run(s, others, s->ws[i].off, s->ws[i].size);
+        publish_run(s, s->ws[i].off, s->ws[i].size);
     for (size_t i = 0; i < s->nranges; i++)
-        publish_run(s, others, s->ranges[i].a, s->ranges[i].b - s->ranges[i].a);
+        publish_run(s, s->ranges[i].a, s->ranges[i].b - s->ranges[i].a);
     for (size_t i = 0; i < s->nrecycled; i++)
-        publish_run(s, others, s->recycled[i].off, s->recycled[i].size);
+        publish_run(s, s->recycled[i].off, s->recycled[i].size);
     chaos_point(s);
     if (e) {
         e->rev = ++rev;
@@ -1063,28 +1176,39 @@ static int stm_init(const struct sync_config *cfg, char *err, size_t errlen)
     for (int s = 1; s <= n; s++) {
         if (mmap(seg_addr(s, 0), G.rm_size, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0) == MAP_FAILED ||
-            mmap(seg_addr(s, G.rm_size), heap, PROT_READ, MAP_SHARED | MAP_FIXED, G.fd, 0) ==
-                MAP_FAILED) {
+            mmap(seg_addr(s, G.rm_size), heap, PROT_NONE, MAP_SHARED | MAP_FIXED, G.fd,
+                 file_off(s, 0)) == MAP_FAILED) {
             snprintf(err, errlen, "stm: mapping segment %d: %s", s, strerror(errno));
             goto fail;
         }
     }
     size_t npages = heap / PAGE;
     G.npages = npages;
+    G.ngranules = heap / GRANULE;
+    /* The mapping bound: each segment keeps at most 2 * map_budget + 3 mappings, and all
+     * of them together at most half of vm.max_map_count (the rest is the process's). */
+    long maxmap = 65530;
+    FILE *mf = fopen("/proc/sys/vm/max_map_count", "r");
+    if (mf) {
+        if (fscanf(mf, "%ld", &maxmap) != 1)
+            maxmap = 65530;
+        fclose(mf);
+    }
+    G.map_budget = (size_t)(maxmap / 2) / (size_t)(n + 1) / 2;
+    if (G.map_budget < 4)
+        G.map_budget = 4;
     G.wlocks = mmap(NULL, heap / 16 * sizeof(uint64_t), PROT_READ | PROT_WRITE,
                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    G.all_private = calloc(npages, 1);
-    G.pstate = calloc((size_t)n + 1, sizeof *G.pstate);
     G.segs = calloc((size_t)n + 1, sizeof *G.segs);
-    if (G.wlocks == MAP_FAILED || !G.all_private || !G.pstate || !G.segs) {
+    if (G.wlocks == MAP_FAILED || !G.segs) {
         if (G.wlocks == MAP_FAILED)
             G.wlocks = NULL;
         snprintf(err, errlen, "stm: out of memory for %d segments' metadata", n);
         goto fail;
     }
     for (int s = 0; s <= n; s++) {
-        G.pstate[s] = calloc(npages, 1);
-        if (!G.pstate[s]) {
+        G.segs[s].gstate = calloc(G.ngranules, 1);
+        if (!G.segs[s].gstate) {
             snprintf(err, errlen, "stm: out of memory for page tables");
             goto fail;
         }
@@ -1100,6 +1224,7 @@ static int stm_init(const struct sync_config *cfg, char *err, size_t errlen)
     atomic_init(&G.rev, 0);
     atomic_init(&G.heap_cursor, G.rm_size);
     G.use_wrgsbase = probe_wrgsbase();
+    install_segv_handler();
     G.t0_ns = sync_now_ns();
     calibrate_ticks();
     G.initialised = 1;
@@ -1127,6 +1252,10 @@ static void seg_free_lists(struct stm_seg *s)
     free(s->recycled);
     free(s->frees);
     free(s->limbo);
+    free(s->tx_chunks);
+    free(s->spares);
+    free(s->gstate);
+    free(s->scratch);
     for (int c = 0; c < STM_NCLASSES; c++)
         free(s->ready[c].v);
     sync_stats_free(&s->stats);
@@ -1138,11 +1267,6 @@ static void stm_fini(void)
         for (int s = 0; s <= G.nseg; s++)
             seg_free_lists(&G.segs[s]);
     free(G.segs);
-    if (G.pstate)
-        for (int s = 0; s <= G.nseg; s++)
-            free(G.pstate[s]);
-    free(G.pstate);
-    free(G.all_private);
     if (G.wlocks)
         munmap(G.wlocks, G.heap_size / 16 * sizeof(uint64_t));
     free(G.log_first);
@@ -1171,9 +1295,10 @@ static int stm_enter(int tid, char *err, size_t errlen)
         snprintf(err, errlen, "stm: segment %d already in use", tid + 1);
         return -1;
     }
-    /* Reset the segment to "all shared": its view is segment 0, the current state. */
-    if (mmap(seg_addr(s->idx, G.rm_size), G.heap_size, PROT_READ, MAP_SHARED | MAP_FIXED,
-             G.fd, 0) == MAP_FAILED) {
+    /* Reset the segment to "all inaccessible": its view is segment 0 at the current
+     * revision, brought in granule by granule on first access. */
+    if (mmap(seg_addr(s->idx, G.rm_size), G.heap_size, PROT_NONE, MAP_SHARED | MAP_FIXED,
+             G.fd, file_off(s->idx, 0)) == MAP_FAILED) {
         commit_unlock();
         snprintf(err, errlen, "stm: remapping segment %d: %s", s->idx, strerror(errno));
         return -1;
@@ -1181,8 +1306,10 @@ static int stm_enter(int tid, char *err, size_t errlen)
     fallocate(G.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, file_off(s->idx, 0),
               (off_t)G.heap_size); /* frees the old private pages; failure only costs memory */
     madvise(seg_addr(s->idx, 0), G.rm_size, MADV_DONTNEED);
-    memset(G.pstate[s->idx], PS_SHARED, G.npages);
-    memset(G.all_private, 0, G.npages);
+    STM_VG_ADDRESSABLE(seg_addr(s->idx, G.rm_size), G.heap_size);
+    memset(s->gstate, G_NONE, G.ngranules);
+    s->nprotect = 0;
+    s->nspares = 0; /* chunks of a previous run of this segment: left behind */
     s->last = G.log_tail;
     atomic_store_explicit(&s->rev, atomic_load_explicit(&G.rev, memory_order_relaxed),
                           memory_order_relaxed);
@@ -1205,11 +1332,21 @@ static int stm_enter(int tid, char *err, size_t errlen)
     return 0;
 }
 
+void _stm_left_open(const char *site)
+{
+    fprintf(stderr, "stm: fatal: the atomic block at %s was left by break, return or goto "
+            "with its transaction open (its writes would be lost); leave a block only by "
+            "reaching its end\n", site);
+    abort();
+}
+
 static void stm_exit(struct sync_stats *out)
 {
     struct stm_seg *s = me;
     if (!s)
         return;
+    if (stm_self.depth != 0)
+        _stm_left_open(s->site ? s->site : "(unknown)");
     commit_lock();
     atomic_store_explicit(&s->active, 0, memory_order_relaxed); /* under the lock */
     atomic_fetch_sub_explicit(&G.nactive, 1, memory_order_relaxed);
@@ -1233,9 +1370,19 @@ const struct sync_runtime sync_runtime_stm = {
 
 /* ------------------------------------------------------------ introspection */
 
-int stm_debug_page_private(int tid, const void __seg_gs *obj)
+int stm_debug_page_accessible(int tid, const void __seg_gs *obj)
 {
-    return G.pstate[tid + 1][page_index((uintptr_t)obj)] == PS_PRIVATE;
+    return G.segs[tid + 1].gstate[granule_of((uintptr_t)obj)] == G_OWN;
+}
+
+void stm_debug_abort_self(void)
+{
+    stm_abort(SYNC_ABORT_OTHER, -1, 0);
+}
+
+uintptr_t stm_debug_heap_cursor(void)
+{
+    return atomic_load_explicit(&G.heap_cursor, memory_order_relaxed);
 }
 
 uint64_t stm_debug_rev(void)

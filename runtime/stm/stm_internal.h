@@ -13,7 +13,10 @@
 
 #include "runtime/common.h"
 
-/* One run of bytes a commit published: [off, off+len) of the heap. */
+/* One run of bytes a commit published: [off, off+len) of the heap. In the entry's data
+ * area a run's new bytes come first; a written object's run (validate = 1) is followed
+ * by its bytes before the commit, so a segment that brings a page up to date at an
+ * older revision can undo this commit on that page (the fault path). */
 struct log_run {
     uintptr_t off;
     uint32_t len;
@@ -38,6 +41,7 @@ struct ws_entry {          /* an object written by the running transaction */
     size_t backup_at;      /* where its old bytes are in `backup` */
 };
 struct range { uintptr_t a, b; };
+struct chunk { uintptr_t off, size; };
 struct recycled { uintptr_t off; uint32_t size; int cls; };
 struct freed { uintptr_t off; uint32_t size; };
 struct limbo_entry { uintptr_t off; uint64_t rev; int cls; };
@@ -71,7 +75,14 @@ struct stm_seg {
     struct ws_entry *ws; size_t nws, ws_cap;
     size_t nowned;               /* how many of ws took ownership (0 when alone) */
     char *backup; size_t backup_len, backup_cap;
-    uintptr_t bump, bump_end, chunk_start, range_start, tx_bump, tx_chunk_start;
+    uintptr_t bump, bump_end, chunk_start, range_start;
+    uintptr_t tx_bump, tx_bump_end, tx_chunk_start; /* the allocator at the attempt's start */
+    struct chunk *tx_chunks; size_t ntx_chunks, tx_chunks_cap; /* opened by this attempt */
+    struct chunk *spares; size_t nspares, spares_cap; /* opened by aborted attempts: reused first */
+    uint8_t *gstate;             /* [granule]: G_NONE / G_OWN; only this thread touches it */
+    size_t nprotect;             /* mprotect calls since entering (mapping budget) */
+    int holds_lock;              /* this thread holds commit_lock (a fault then is a bug) */
+    struct log_entry **scratch; size_t nscratch, scratch_cap; /* entries to undo at a fault */
     struct range *ranges; size_t nranges, ranges_cap;
     struct recycled *recycled; size_t nrecycled, recycled_cap;
     struct freed *frees; size_t nfrees, frees_cap;
@@ -88,8 +99,9 @@ struct stm_global {
     int use_wrgsbase;
     char *base;                  /* the reservation: nseg+1 segments */
     size_t reserved, seg_size, rm_size, heap_size, npages;
-    uint8_t **pstate;            /* [segment][page]: SHARED/PRIVATE; under commit_lock */
-    uint8_t *all_private;        /* [page]: no active segment shares it; under commit_lock */
+    size_t ngranules;            /* heap granules (GRANULE bytes each) */
+    size_t map_budget;           /* mprotect calls a segment may make before it makes its
+                                  * whole used heap accessible at once (mapping bound) */
     _Atomic uint64_t *wlocks;    /* [heap offset / 16]: owner | rev << 16 */
     /* Read on every begin, write and commit, changed only when a thread enters or
      * leaves: kept off the commit line, so reading it costs no cache miss after
@@ -110,14 +122,18 @@ struct stm_global {
 };
 extern struct stm_global G;
 
-/* Growable arrays; running out of memory is fatal (a transaction cannot continue). */
+/* Running out of memory (or mappings, or heap): exit 3 with the reason, leaving every
+ * results file untouched, like any runtime that cannot go on (stm.c). */
+void stm_out_of_resources(const char *fmt, const char *arg) __attribute__((noreturn));
+
+/* Growable arrays; running out of memory ends the run (a transaction cannot continue). */
 #define STM_GROW(ptr, n, cap)                                                    \
     do {                                                                         \
         if ((n) == (cap)) {                                                      \
             size_t c_ = (cap) ? (cap) * 2 : 64;                                  \
             void *p_ = realloc((ptr), c_ * sizeof *(ptr));                       \
             if (!p_)                                                             \
-                abort();                                                         \
+                stm_out_of_resources("out of memory for %s", "transaction logs"); \
             (ptr) = p_;                                                          \
             (cap) = c_;                                                          \
         }                                                                        \
@@ -162,7 +178,7 @@ static inline void push_backup(struct stm_seg *s, uintptr_t off, uint32_t size, 
         size_t c = s->backup_cap ? s->backup_cap * 2 : 4096;
         char *p = realloc(s->backup, c);
         if (!p)
-            abort();
+            stm_out_of_resources("out of memory for %s", "write backups");
         s->backup = p;
         s->backup_cap = c;
     }
@@ -177,8 +193,16 @@ static inline void push_backup(struct stm_seg *s, uintptr_t off, uint32_t size, 
     s->backup_len += size;
 }
 
+static inline void push_chunk(struct chunk **v, size_t *n, size_t *cap, uintptr_t off, uintptr_t size)
+{
+    STM_GROW(*v, *n, *cap);
+    (*v)[(*n)++] = (struct chunk){off, size};
+}
+
 /* Test and debugging hooks (stm.c). tid is the harness thread id (segment tid+1). */
-int stm_debug_page_private(int tid, const void __seg_gs *obj);
+int stm_debug_page_accessible(int tid, const void __seg_gs *obj);
+uintptr_t stm_debug_heap_cursor(void);
+void stm_debug_abort_self(void) __attribute__((noreturn)); /* aborts the running attempt */
 uint64_t stm_debug_rev(void);
 const void *stm_debug_committed(const void __seg_gs *obj);
 int stm_debug_owner(const void __seg_gs *obj);

@@ -62,6 +62,7 @@ void _stm_write_slowpath(void __seg_gs *obj);
 void __seg_gs *_stm_alloc(size_t size);
 void _stm_free(void __seg_gs *obj);
 void _stm_become_inevitable(void);
+void _stm_left_open(const char *site) __attribute__((noreturn, cold));
 
 SYNC_INLINE void stm_read_barrier(const void __seg_gs *obj)
 {
@@ -105,6 +106,16 @@ SYNC_INLINE int _stm_end(void)
     return 0;
 }
 
+/* After the block's statement: the depth must be back where it was before the block. A
+ * `break` out of the body skips the commit in the inner loop's increment and lands
+ * here with the transaction still open: its writes would be silently lost. */
+SYNC_INLINE int _stm_block_left(int depth_before, const char *site)
+{
+    if (SYNC_UNLIKELY(stm_self.depth != depth_before))
+        _stm_left_open(site);
+    return 0;
+}
+
 #define SYNC_READ(r) stm_read_barrier((const void __seg_gs *)(r))
 #define SYNC_WRITE(r) stm_write_barrier((void __seg_gs *)(r))
 /*
@@ -114,10 +125,17 @@ SYNC_INLINE int _stm_end(void)
  * which (re)initialises `_sync_go`. The commit, which may abort and jump back, runs in
  * the inner loop's increment: no variable of this macro is written between the
  * setjmp and a jump back (an earlier shape wrote one, and gcc, which kept it in
- * memory, then skipped the re-run: a lost update).
+ * memory, then skipped the re-run: a lost update). `_sync_d0` is set before the setjmp
+ * and only read after it.
+ *
+ * Rule: leave a block only by reaching its end. `break` out of the body is caught when
+ * the outer loop's increment finds the transaction still open; `return` or `goto` out
+ * of it is caught when the thread leaves the runtime (the transaction is still open
+ * then); both abort the process naming the block's site.
  */
 #define SYNC_ATOMIC(site)                                                                 \
-    for (int _sync_once = 1; _sync_once; _sync_once = 0)                                  \
+    for (int _sync_once = 1, _sync_d0 = stm_self.depth; _sync_once;                       \
+         _sync_once = _stm_block_left(_sync_d0, site))                                    \
         if (stm_setjmp(_stm_jmpbuf()) < 0) {                                              \
         } else                                                                            \
             for (int _sync_go = (_stm_start(site), 1); _sync_go; _sync_go = _stm_end())
