@@ -290,7 +290,7 @@ static inline void chaos_point(struct stm_seg *s)
  */
 #define GRANULE CHUNK
 #define GRANULE_PAGES (GRANULE / PAGE)
-enum { G_NONE = 0, G_OWN = 1 };
+enum { G_NONE = 0, G_OWN = 1, G_FILL = 2 /* being filled, under commit_lock */ };
 
 static inline size_t granule_of(uintptr_t off)
 {
@@ -301,18 +301,19 @@ static inline uintptr_t granule_off(size_t g)
     return G.rm_size + g * GRANULE;
 }
 
-/* Undo, in s's granule g (already readable and writable), every logged write of an
- * entry newer than s->rev, newest first. Caller holds commit_lock, so the log's tail
- * and segment 0 stand still; the entries after s->last stay allocated (I4). */
-static void undo_newer(struct stm_seg *s, size_t g)
+/* Undo, in s's granules marked G_FILL (already readable and writable, just copied from
+ * segment 0), every logged write of an entry newer than s->rev, newest first. Caller
+ * holds commit_lock, so the log's tail and segment 0 stand still; the entries after
+ * s->last stay allocated (I4). One pass over the log for all the granules filled. */
+static void undo_newer(struct stm_seg *s)
 {
     s->nscratch = 0;
+    /* acquire: pairs with the release store that linked each entry */
     for (struct log_entry *e = atomic_load_explicit(&s->last->next, memory_order_acquire); e;
          e = atomic_load_explicit(&e->next, memory_order_acquire)) {
         STM_GROW(s->scratch, s->nscratch, s->scratch_cap);
         s->scratch[s->nscratch++] = e;
     }
-    uintptr_t lo = granule_off(g), hi = lo + GRANULE;
     for (size_t k = s->nscratch; k-- > 0;) {
         const struct log_entry *e = s->scratch[k];
         const struct log_run *r = e->runs;
@@ -320,11 +321,16 @@ static void undo_newer(struct stm_seg *s, size_t g)
         for (uint32_t i = 0; i < e->nruns; i++) {
             const char *old = data + r[i].len;
             data += r[i].len * (r[i].validate ? 2u : 1u);
-            if (!r[i].validate || r[i].off >= hi || r[i].off + r[i].len <= lo)
-                continue;
-            uintptr_t a = r[i].off > lo ? r[i].off : lo;
-            uintptr_t b = r[i].off + r[i].len < hi ? r[i].off + r[i].len : hi;
-            memcpy(seg_addr(s->idx, a), old + (a - r[i].off), b - a);
+            if (!r[i].validate)
+                continue; /* new or recycled objects: unreachable in s's snapshot (I7) */
+            uintptr_t a = r[i].off, end = a + r[i].len;
+            while (a < end) {
+                size_t g = granule_of(a);
+                uintptr_t b = granule_off(g + 1) < end ? granule_off(g + 1) : end;
+                if (s->gstate[g] == G_FILL)
+                    memcpy(seg_addr(s->idx, a), old + (a - r[i].off), b - a);
+                a = b;
+            }
         }
     }
 }
@@ -339,16 +345,20 @@ static void protect_rw(struct stm_seg *s, size_t g0, size_t g1)
 }
 
 /* Brings granules [g0, g1) of s up to date (see above). `fresh`: they belong to a chunk
- * nobody has committed into, so there is nothing to copy. Only s's thread calls this. */
+ * nobody has committed into, so there is nothing to copy. Only s's thread calls this.
+ * A segment that keeps faulting (more than FAULTS_BEFORE_ALL calls) is touching most
+ * of the heap: it then brings in everything used so far at once, which also keeps its
+ * heap one accessible mapping (plus one inaccessible one after it). */
+#define FAULTS_BEFORE_ALL 64
 static void materialize(struct stm_seg *s, size_t g0, size_t g1, int fresh)
 {
     if (s->holds_lock)
         fatal("%s: a heap page was touched under the commit lock", "stm");
-    if (!fresh && s->nprotect >= G.map_budget) {
-        /* Bound the mappings: make everything used so far accessible with one call, so
-         * the segment's heap is again one mapping followed by one inaccessible one. */
+    if (!fresh && (s->nprotect >= FAULTS_BEFORE_ALL || s->nprotect >= G.map_budget)) {
         uintptr_t end = atomic_load_explicit(&G.heap_cursor, memory_order_relaxed);
-        size_t gend = granule_of(end);
+        size_t gend = granule_of(end + GRANULE - 1);
+        if (gend > G.ngranules)
+            gend = G.ngranules;
         if (g1 > gend)
             gend = g1;
         g0 = 0;
@@ -367,17 +377,17 @@ static void materialize(struct stm_seg *s, size_t g0, size_t g1, int fresh)
     protect_rw(s, first, last); /* also re-protects G_OWN granules between: a no-op */
     if (!fresh) {
         commit_lock();
-        for (size_t g = first; g < last; g++) {
-            if (s->gstate[g] == G_OWN)
-                continue;
-            memcpy(seg_addr(s->idx, granule_off(g)), seg_addr(0, granule_off(g)), GRANULE);
-            undo_newer(s, g);
-            s->stats.pages_faulted += GRANULE_PAGES;
-        }
+        for (size_t g = first; g < last; g++)
+            if (s->gstate[g] == G_NONE) {
+                memcpy(seg_addr(s->idx, granule_off(g)), seg_addr(0, granule_off(g)), GRANULE);
+                s->gstate[g] = G_FILL;
+                s->stats.pages_faulted += GRANULE_PAGES;
+            }
+        undo_newer(s);
         commit_unlock();
     }
     for (size_t g = first; g < last; g++)
-        if (s->gstate[g] == G_NONE) {
+        if (s->gstate[g] != G_OWN) {
             s->gstate[g] = G_OWN;
             s->stats.unshared_pages += GRANULE_PAGES;
         }
