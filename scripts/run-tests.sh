@@ -3,7 +3,8 @@
 # with one summary line "N passed, M failed" (test cases, from cmocka's own counts).
 # Exits non-zero if any test case or program failed.
 # The STM protocol tests also run once under valgrind's memcheck, where wrgsbase is
-# unavailable (the runtime falls back to arch_prctl) and memory errors fail the run.
+# unavailable (the runtime falls back to arch_prctl), pages are eager, and memory errors
+# fail the run; and once natively with STM_PAGES=eager (every granule a segment's own).
 set -u
 build=${1:-build}
 passed=0 failed=0 bad_progs=()
@@ -11,10 +12,16 @@ runs=()
 for t in "$build"/tests/test_*; do
     [ -x "$t" ] && runs+=("$t")
 done
-runs+=("valgrind:$build/tests/test_stm")
+runs+=("eager:$build/tests/test_stm" "valgrind:$build/tests/test_stm")
 for t in "${runs[@]}"; do
     log=$(mktemp)
     case "$t" in
+    eager:*)
+        t=${t#eager:}
+        name="$(basename "$t") with STM_PAGES=eager"
+        echo "=== $name"
+        STM_PAGES=eager timeout 600 "$t" >"$log" 2>&1
+        ;;
     valgrind:*)
         t=${t#valgrind:}
         name="$(basename "$t") under valgrind memcheck"

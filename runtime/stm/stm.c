@@ -70,8 +70,10 @@
 #if __has_include(<valgrind/memcheck.h>)
 #include <valgrind/memcheck.h>
 #define STM_VG_ADDRESSABLE(p, n) VALGRIND_MAKE_MEM_DEFINED((p), (n))
+#define STM_ON_VALGRIND (RUNNING_ON_VALGRIND != 0)
 #else
 #define STM_VG_ADDRESSABLE(p, n) ((void)(p), (void)(n))
+#define STM_ON_VALGRIND 0
 #endif
 
 #define PAGE 4096ul
@@ -1234,6 +1236,16 @@ static int stm_init(const struct sync_config *cfg, char *err, size_t errlen)
     atomic_init(&G.rev, 0);
     atomic_init(&G.heap_cursor, G.rm_size);
     G.use_wrgsbase = probe_wrgsbase();
+    /* Lazy pages rest on precise faults of %gs-relative accesses; valgrind does not
+     * deliver those reliably (callgrind reported unrelated addresses and lost the %gs
+     * base), so under valgrind, or with STM_PAGES=eager, every granule is a segment's
+     * own from the start and every import copies. */
+    const char *pages = getenv("STM_PAGES");
+    if (pages && *pages && strcmp(pages, "lazy") != 0 && strcmp(pages, "eager") != 0) {
+        snprintf(err, errlen, "stm: STM_PAGES must be lazy or eager, not '%s'", pages);
+        goto fail;
+    }
+    G.eager = (pages && strcmp(pages, "eager") == 0) || STM_ON_VALGRIND;
     install_segv_handler();
     G.t0_ns = sync_now_ns();
     calibrate_ticks();
@@ -1320,6 +1332,18 @@ static int stm_enter(int tid, char *err, size_t errlen)
     memset(s->gstate, G_NONE, G.ngranules);
     s->nprotect = 0;
     s->nspares = 0; /* chunks of a previous run of this segment: left behind */
+    if (G.eager) {
+        /* Eager pages: the whole heap is this segment's own from the start, up to date
+         * now (we hold the lock), so no access ever faults and every import copies. */
+        uintptr_t used = atomic_load_explicit(&G.heap_cursor, memory_order_relaxed) - G.rm_size;
+        if (mprotect(seg_addr(s->idx, G.rm_size), G.heap_size, PROT_READ | PROT_WRITE) != 0) {
+            commit_unlock();
+            snprintf(err, errlen, "stm: mprotect of segment %d: %s", s->idx, strerror(errno));
+            return -1;
+        }
+        memcpy(seg_addr(s->idx, G.rm_size), seg_addr(0, G.rm_size), used);
+        memset(s->gstate, G_OWN, G.ngranules);
+    }
     s->last = G.log_tail;
     atomic_store_explicit(&s->rev, atomic_load_explicit(&G.rev, memory_order_relaxed),
                           memory_order_relaxed);
@@ -1379,6 +1403,11 @@ const struct sync_runtime sync_runtime_stm = {
 };
 
 /* ------------------------------------------------------------ introspection */
+
+int stm_debug_eager_pages(void)
+{
+    return G.eager;
+}
 
 int stm_debug_page_accessible(int tid, const void __seg_gs *obj)
 {

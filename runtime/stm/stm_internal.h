@@ -97,6 +97,7 @@ struct stm_global {
     int nseg;                    /* thread segments; segment 0 is the committed state */
     int fd;                      /* the memfd backing every heap page */
     int use_wrgsbase;
+    int eager;                   /* every granule G_OWN from entering (STM_PAGES=eager) */
     char *base;                  /* the reservation: nseg+1 segments */
     size_t reserved, seg_size, rm_size, heap_size, npages;
     size_t ngranules;            /* heap granules (GRANULE bytes each) */
@@ -201,6 +202,7 @@ static inline void push_chunk(struct chunk **v, size_t *n, size_t *cap, uintptr_
 
 /* Test and debugging hooks (stm.c). tid is the harness thread id (segment tid+1). */
 int stm_debug_page_accessible(int tid, const void __seg_gs *obj);
+int stm_debug_eager_pages(void);  /* 1 under valgrind or STM_PAGES=eager */
 uintptr_t stm_debug_heap_cursor(void);
 void stm_debug_abort_self(void) __attribute__((noreturn)); /* aborts the running attempt */
 uint64_t stm_debug_rev(void);
