@@ -16,7 +16,8 @@
  *    commits and fallbacks printed.
  *  - test_no_rtm_exits_3 is the converse: where RTM does not work, --runtime htm exits
  *    3 with "htm: no working RTM on this CPU" and leaves the CSV as it was; it skips
- *    where RTM works.
+ *    where RTM works. test_bench_skips_htm_without_rtm_anycpu runs scripts/bench.sh:
+ *    without RTM one skip line and no failure, with RTM htm's rows.
  *
  * Worker threads never call cmocka's asserts: they count, the main thread asserts.
  */
@@ -255,6 +256,64 @@ static void test_no_rtm_exits_3(void **state)
     free(err);
     free(before);
     free(after);
+}
+
+/* scripts/bench.sh with gil and htm, bank, 1 thread: without working RTM it skips htm
+ * with exactly one line and no failure; with RTM htm runs like any runtime. */
+static void test_bench_skips_htm_without_rtm_anycpu(void **state)
+{
+    (void)state;
+    char exe[4096];
+    ssize_t l = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    assert_true(l > 0);
+    exe[l] = '\0';
+    char *slash = strrchr(exe, '/');   /* BUILD/tests/test_htm */
+    assert_non_null(slash);
+    *slash = '\0';
+    char root[4096], bin[4200], script[4200];
+    snprintf(bin, sizeof bin, "%s/../stmbench", exe);
+    snprintf(root, sizeof root, "%s", exe);
+    for (int up = 0; up < 2 && (slash = strrchr(root, '/')); up++)
+        *slash = '\0';
+    snprintf(script, sizeof script, "%s/scripts/bench.sh", root);
+    if (access(script, X_OK) != 0 || access("/usr/bin/python3", X_OK) != 0) {
+        print_message("skipped: no %s (or no /usr/bin/python3) beside this test\n", script);
+        skip();
+    }
+    const char *out = tu_path(2, "bench");
+    const char *log = tu_path(3, "bench.out");
+    char cmd[16384];
+    snprintf(cmd, sizeof cmd,
+             "env STMBENCH='%s' BENCH_OUT='%s' BENCH_RUNTIMES='gil htm' BENCH_WORKLOADS=bank "
+             "BENCH_THREADS=1 BENCH_DURATION=0.05 BENCH_REPEAT=1 BENCH_PLOTS=0 BENCH_ARGS= "
+             "BENCH_PIN= BENCH_SEED= BENCH_TIMEOUT= '%s' >'%s' 2>&1",
+             bin, out, script, log);
+    int rc = system(cmd);
+    char *text = tu_read(log, NULL);
+    assert_non_null(text);
+    if (rc != 0)
+        fail_msg("bench.sh exited with status %d:\n%s", rc, text);
+    int nskip = 0;
+    for (const char *p = text; (p = strstr(p, "bench: skipped htm on this machine: ")); p++)
+        nskip++;
+    char csvp[600];
+    snprintf(csvp, sizeof csvp, "%s/runs.csv", out);
+    char *csv = tu_read(csvp, NULL);
+    assert_non_null(csv);
+    int gil_rows = strstr(csv, ",gil,bank,") != NULL, htm_rows = strstr(csv, ",htm,bank,") != NULL;
+    if (rtm_works()) {
+        assert_int_equal(nskip, 0);
+        assert_true(htm_rows);
+    } else {
+        assert_int_equal(nskip, 1);
+        assert_non_null(strstr(text, "bench: skipped htm on this machine: htm: no working RTM "
+                                     "on this CPU"));
+        assert_false(htm_rows);
+        assert_null(strstr(text, "FAILED"));
+    }
+    assert_true(gil_rows);
+    free(csv);
+    free(text);
 }
 
 /* ---------------------------------------------- the fallback path, forced aborts */
@@ -541,6 +600,7 @@ int main(void)
         T(test_listed_and_flag_checked_anycpu),
         T(test_context_json_anycpu),
         T(test_no_rtm_exits_3),
+        T(test_bench_skips_htm_without_rtm_anycpu),
         T(test_conflicts_retry_R_times_forced_aborts),
         T(test_capacity_falls_back_at_once_forced_aborts),
         T(test_explicit_and_other_forced_aborts),
