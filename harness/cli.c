@@ -47,6 +47,7 @@ enum { CLI_MAX_THREADS = 4096, CLI_MAX_PENDING = 64, CLI_ERR = 512 };
 #define CLI_MAX_OPS_PER_TX 1000000L
 #define CLI_MAX_HEAP_MB (1L << 20)        /* 1 TiB per segment */
 #define CLI_MAX_GIL_US 60000000L          /* one minute */
+#define CLI_MAX_HTM_RETRIES 1000L         /* HTM_MAX_RETRIES */
 
 struct cli_opts {
     const char *runtime, *workload;
@@ -57,7 +58,7 @@ struct cli_opts {
     int pin;
     long ops_per_tx;
     const char *csv, *conflicts;
-    long heap_mb, gil_us;
+    long heap_mb, gil_us, htm_retries;
     int seen[16];                     /* which general flags were given (duplicates) */
     struct { const char *name, *value; } pending[CLI_MAX_PENDING];
     int npending;
@@ -166,7 +167,7 @@ static void cli_help(void)
         "usage: stmbench --runtime R --workload W [--threads N] [--duration SECONDS | --ops N]\n"
         "                [--seed S] [--pin compact|scatter|none] [--ops-per-tx K]\n"
         "                [--csv FILE] [--conflicts FILE] [--heap-mb N] [--gil-interval-us N]\n"
-        "                [workload knobs...]\n"
+        "                [--htm-retries R] [workload knobs...]\n"
         "       stmbench --list      runtimes and workloads, one per line\n"
         "       stmbench --help\n\n"
         "options:\n"
@@ -187,10 +188,13 @@ static void cli_help(void)
         "  --heap-mb N           stm: shared heap per segment in MiB, 1..%ld\n"
         "                        (default: the runtime's own)\n"
         "  --gil-interval-us N   gil: switch interval in microseconds, 1..%ld\n"
-        "                        (default 5000, as CPython)\n\n"
+        "                        (default 5000, as CPython)\n"
+        "  --htm-retries R       htm: hardware attempts of a block before it takes the\n"
+        "                        GIL, 1..%ld (default 5; a capacity abort takes it at once)\n\n"
         "exit status: 0 ok, 1 a check failed, 2 bad usage or input, 3 runtime setup failed\n\n"
         "runtimes:\n",
-        CLI_MAX_THREADS, CLI_MAX_OPS_PER_TX, CLI_MAX_HEAP_MB, CLI_MAX_GIL_US);
+        CLI_MAX_THREADS, CLI_MAX_OPS_PER_TX, CLI_MAX_HEAP_MB, CLI_MAX_GIL_US,
+        CLI_MAX_HTM_RETRIES);
     for (int i = 0; sync_runtimes[i]; i++)
         printf("  %-8s %s\n", sync_runtimes[i]->name, sync_runtimes[i]->summary);
     printf("\nworkloads and their knobs:\n");
@@ -213,7 +217,7 @@ static void cli_help(void)
 
 static const char *const cli_general[] = {
     "runtime", "workload", "threads", "duration", "ops", "seed", "pin", "ops-per-tx",
-    "csv", "conflicts", "heap-mb", "gil-interval-us", NULL,
+    "csv", "conflicts", "heap-mb", "gil-interval-us", "htm-retries", NULL,
 };
 
 /* Parses argv into o. 0 ok, -1 error (already printed). */
@@ -291,6 +295,11 @@ static int cli_parse(int argc, char **argv, struct cli_opts *o)
             if (cli_int_flag("--gil-interval-us", v, 1, CLI_MAX_GIL_US, &l) != 0)
                 return -1;
             o->gil_us = l;
+            break;
+        case 12:
+            if (cli_int_flag("--htm-retries", v, 1, CLI_MAX_HTM_RETRIES, &l) != 0)
+                return -1;
+            o->htm_retries = l;
             break;
         }
     }
@@ -446,10 +455,12 @@ static void cli_sleep_until(uint64_t deadline)
     }
 }
 
-/* Builds "key=value;...;ops_per_tx=K". */
-static char *cli_params(const struct workload *w, const struct wl_args *a)
+/* Builds "key=value;...;ops_per_tx=K", then the runtime's own settings (rt_params,
+ * may be NULL or empty). */
+static char *cli_params(const struct workload *w, const struct wl_args *a,
+                        const char *rt_params)
 {
-    size_t cap = 64;
+    size_t cap = 64 + (rt_params ? strlen(rt_params) + 1 : 0);
     for (int k = 0; k < w->nknobs; k++)
         cap += strlen(w->knobs[k].name) + 32 +
                (w->knobs[k].type == WL_KNOB_STR && a->sval[k] ? strlen(a->sval[k]) : 0);
@@ -464,7 +475,9 @@ static char *cli_params(const struct workload *w, const struct wl_args *a)
             len += (size_t)snprintf(s + len, cap - len, "%s=%s;", w->knobs[k].name,
                                     a->sval[k] ? a->sval[k] : "");
     }
-    snprintf(s + len, cap - len, "ops_per_tx=%ld", a->ops_per_tx);
+    len += (size_t)snprintf(s + len, cap - len, "ops_per_tx=%ld", a->ops_per_tx);
+    if (rt_params && *rt_params)
+        snprintf(s + len, cap - len, ";%s", rt_params);
     return s;
 }
 
@@ -489,6 +502,7 @@ static int cli_run(const struct cli_opts *o, const struct sync_runtime *rt,
     struct sync_config cfg = {
         .nthreads = n, .seed = o->seed,
         .heap_bytes = (uint64_t)o->heap_mb << 20, .gil_interval_us = (uint64_t)o->gil_us,
+        .htm_retries = (int)o->htm_retries,
     };
     if (rt->init(&cfg, err, sizeof err) != 0) {
         cli_err("runtime %s could not be set up: %s", rt->name, err);
@@ -619,7 +633,7 @@ teardown:;
         sync_stats_merge(&total, &t->stats);
     }
     double secs = (double)(t1 - t0) / 1e9;
-    params = cli_params(wl, args);
+    params = cli_params(wl, args, rt->params ? rt->params() : NULL);
     cpus = malloc((size_t)n * 12 + 1);
     if (!params || !cpus) {
         cli_err("out of memory");

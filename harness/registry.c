@@ -14,16 +14,17 @@
     extern const struct workload w##__gil __attribute__((weak));                  \
     extern const struct workload w##__stm __attribute__((weak));                  \
     extern const struct workload w##__locks __attribute__((weak));               \
-    extern const struct workload w##__itm __attribute__((weak));
+    extern const struct workload w##__itm __attribute__((weak));                  \
+    extern const struct workload w##__htm __attribute__((weak));
 
 REGISTRY_DECLARE(bank)
 REGISTRY_DECLARE(rbtree)
 REGISTRY_DECLARE(hashmap)
 REGISTRY_DECLARE(interp)
 
-enum { REGISTRY_NRT = 6 };
+enum { REGISTRY_NRT = 7 };
 static const char *const registry_rt_names[REGISTRY_NRT] = {
-    "seq", "mutex", "gil", "locks", "stm", "itm",
+    "seq", "mutex", "gil", "locks", "stm", "itm", "htm",
 };
 
 struct registry_entry {
@@ -32,7 +33,8 @@ struct registry_entry {
 };
 
 #define REGISTRY_ENTRY(w) \
-    { #w, { &w##__seq, &w##__mutex, &w##__gil, &w##__locks, &w##__stm, &w##__itm } }
+    { #w, { &w##__seq, &w##__mutex, &w##__gil, &w##__locks, &w##__stm, &w##__itm, \
+            &w##__htm } }
 
 static const struct registry_entry registry_table[] = {
     REGISTRY_ENTRY(bank),

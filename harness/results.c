@@ -8,6 +8,7 @@
  */
 #include "harness/results.h"
 #include "harness/pin.h"
+#include "runtime/htm/htm_cpu.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -35,7 +36,8 @@ static const char results_header[] =
     "ops,ops_per_s,commits,aborts,aborts_write_write,aborts_read_write,aborts_other,"
     "unshared_pages,commit_p50_ns,commit_p99_ns,block_p50_ns,block_p99_ns,check,cpus,"
     "aborts_inevitable,inevitable,ops_per_tx,gil_handoffs,gil_wait_ns,block_mean_ns,"
-    "import_entries,import_bytes,pages_faulted";
+    "import_entries,import_bytes,pages_faulted,"
+    "htm_commits,htm_aborts_conflict,htm_aborts_capacity,htm_aborts_explicit";
 
 static const char results_cheader[] =
     "run_id,t_ns,thread,other_thread,kind,object,page,site,wasted_ns";
@@ -252,6 +254,11 @@ int results_append_csv(const char *path, const struct results_row *r, char *err,
                                              : 0));
     results_bprintf(&b, ",%llu,%llu,%llu", (unsigned long long)s->import_entries,
                     (unsigned long long)s->import_bytes, (unsigned long long)s->pages_faulted);
+    /* htm's counters (README: "Reading the output") */
+    results_bprintf(&b, ",%llu,%llu,%llu,%llu", (unsigned long long)s->htm_commits,
+                    (unsigned long long)s->aborts[SYNC_ABORT_HTM_CONFLICT],
+                    (unsigned long long)s->aborts[SYNC_ABORT_HTM_CAPACITY],
+                    (unsigned long long)s->aborts[SYNC_ABORT_HTM_EXPLICIT]);
     results_bprintf(&b, "\n");
     if (b.oom) {
         free(b.p);
@@ -342,6 +349,47 @@ static unsigned long long results_cache(hwloc_topology_t t, hwloc_obj_type_t typ
     return (unsigned long long)o->attr->cache.size;
 }
 
+/* libitm's method (runtime/itm/itm.c, declared in itm_rt.h); weak: absent when the
+ * itm runtime is not built. */
+extern const char *itm_method(void) __attribute__((weak));
+extern int itm_method_user(void) __attribute__((weak));
+
+/* What decides how the transactional runtimes behave on this machine: the CPU's TM and
+ * segment-base flags (CPUID), whether RTM transactions commit (probed only where CPUID
+ * lists RTM), whether it runs under a hypervisor, the frequency governor (null where
+ * cpufreq is not exposed, as in most VMs) and libitm's method. */
+static void results_context_tm(struct results_buf *b)
+{
+    const struct htm_cpu *c = htm_cpu();
+    results_bprintf(b, "  \"cpu_flags\": {\"rtm\": %s, \"hle\": %s, \"fsgsbase\": %s, "
+                       "\"rtm_always_abort\": %s},\n",
+                    c->rtm ? "true" : "false", c->hle ? "true" : "false",
+                    c->fsgsbase ? "true" : "false", c->rtm_always_abort ? "true" : "false");
+    results_bprintf(b, "  \"rtm_probe\": {\"attempts\": %d, \"commits\": %d},\n",
+                    c->probe_attempts, c->probe_commits);
+    results_bprintf(b, "  \"rtm_works\": %s,\n", c->rtm_works ? "true" : "false");
+    results_bprintf(b, "  \"hypervisor\": %s,\n", c->hypervisor ? "true" : "false");
+    results_json_str(b, "hypervisor_vendor", c->hypervisor_vendor, 0);
+    char gov[64] = "";
+    FILE *f = fopen("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "r");
+    if (f) {
+        if (!fgets(gov, sizeof gov, f))
+            gov[0] = '\0';
+        gov[strcspn(gov, "\n")] = '\0';
+        fclose(f);
+    }
+    if (gov[0])
+        results_json_str(b, "cpufreq_governor", gov, 0);
+    else
+        results_bprintf(b, "  \"cpufreq_governor\": null,\n");
+    if (itm_method && itm_method_user) {
+        results_json_str(b, "itm_method", itm_method(), 0);
+        results_json_str(b, "itm_method_by", itm_method_user() ? "user" : "stmbench", 0);
+    } else {
+        results_bprintf(b, "  \"itm_method\": null,\n  \"itm_method_by\": null,\n");
+    }
+}
+
 int results_write_context(const char *csv_path, char *err, size_t errlen)
 {
     struct results_buf b = {0};
@@ -368,6 +416,16 @@ int results_write_context(const char *csv_path, char *err, size_t errlen)
                         hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE),
                         hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PU),
                         hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE));
+        /* SMT: hardware threads per core (1 without SMT; the most any core has, for
+         * CPUs whose cores differ), from hwloc's core objects. */
+        int smt = 0;
+        for (int i = 0; i < hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE); i++) {
+            hwloc_obj_t core = hwloc_get_obj_by_type(t, HWLOC_OBJ_CORE, i);
+            int w = core && core->cpuset ? hwloc_bitmap_weight(core->cpuset) : 0;
+            if (w > smt)
+                smt = w;
+        }
+        results_bprintf(&b, "  \"threads_per_core\": %d,\n", smt);
         for (size_t i = 0; i < sizeof caches / sizeof caches[0]; i++) {
             int n;
             unsigned long long sz = results_cache(t, caches[i].type, &n);
@@ -383,6 +441,7 @@ int results_write_context(const char *csv_path, char *err, size_t errlen)
     results_json_str(&b, "git_rev", STMBENCH_GIT_REV, 0);
     results_bprintf(&b, "  \"fsgsbase\": %s,\n",
                     (getauxval(AT_HWCAP2) & 2) ? "true" : "false");   /* HWCAP2_FSGSBASE */
+    results_context_tm(&b);
     results_json_str(&b, "hostname", host, 1);
     results_bprintf(&b, "}\n");
     if (b.oom) {

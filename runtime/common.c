@@ -49,6 +49,9 @@ const char *sync_abort_kind_name(enum sync_abort_kind k)
     case SYNC_ABORT_WRITE_WRITE: return "write-write";
     case SYNC_ABORT_READ_WRITE: return "read-write";
     case SYNC_ABORT_INEVITABLE: return "inevitable";
+    case SYNC_ABORT_HTM_CONFLICT: return "htm-conflict";
+    case SYNC_ABORT_HTM_CAPACITY: return "htm-capacity";
+    case SYNC_ABORT_HTM_EXPLICIT: return "htm-explicit";
     default: return "other";
     }
 }
@@ -89,6 +92,7 @@ void sync_stats_merge(struct sync_stats *into, struct sync_stats *from)
     into->import_entries += from->import_entries;
     into->import_bytes += from->import_bytes;
     into->inevitable += from->inevitable;
+    into->htm_commits += from->htm_commits;
     into->gil_handoffs += from->gil_handoffs;
     into->gil_wait_ns += from->gil_wait_ns;
     lat_merge(&into->commit_hist, &from->commit_hist);

@@ -93,7 +93,14 @@ enum sync_abort_kind {
     SYNC_ABORT_WRITE_WRITE = 0, /* another transaction owns an object we want to write */
     SYNC_ABORT_READ_WRITE,      /* something we read was changed by a commit */
     SYNC_ABORT_INEVITABLE,      /* an inevitable transaction needed what we held */
-    SYNC_ABORT_OTHER,           /* explicit retry, chaos, anything else */
+    SYNC_ABORT_OTHER,           /* explicit retry, chaos, anything else; htm: an RTM abort
+                                   with none of the bits below (interrupt, fault, system
+                                   call, debug, nesting) */
+    /* The htm runtime's RTM abort reasons (the status bits of _xbegin): the hardware
+     * does not say whether a conflict was write-write or read-write. */
+    SYNC_ABORT_HTM_CONFLICT,    /* _XABORT_CONFLICT: another core touched our read/write set */
+    SYNC_ABORT_HTM_CAPACITY,    /* _XABORT_CAPACITY: the transaction outgrew the hardware */
+    SYNC_ABORT_HTM_EXPLICIT,    /* _XABORT_EXPLICIT: xabort (the GIL was held; sync_inevitable) */
     SYNC_ABORT_NKINDS
 };
 const char *sync_abort_kind_name(enum sync_abort_kind k);
@@ -119,7 +126,9 @@ struct sync_stats {
                                            * 0 and the log (first access, not a new chunk) */
     uint64_t import_entries;              /* STM: commit log entries imported */
     uint64_t import_bytes;                /* STM: bytes copied into the segment by imports */
-    uint64_t inevitable;                  /* STM transactions that became inevitable */
+    uint64_t inevitable;                  /* STM transactions that became inevitable;
+                                             htm: blocks that fell back to the GIL */
+    uint64_t htm_commits;                 /* htm: blocks committed in hardware (RTM) */
     uint64_t gil_handoffs;                /* GIL: times this thread took the GIL from a dropper */
     uint64_t gil_wait_ns;                 /* GIL: time spent waiting to take it */
     struct lat_hist commit_hist;          /* sampled commit-step latency */

@@ -42,7 +42,7 @@ const struct sync_runtime sync_runtime_locks = {
  * itm runtime is not built. */
 const struct sync_runtime *const sync_runtimes[] = {
     &sync_runtime_seq, &sync_runtime_mutex, &sync_runtime_gil,
-    &sync_runtime_locks, &sync_runtime_stm, &sync_runtime_itm, NULL,
+    &sync_runtime_locks, &sync_runtime_stm, &sync_runtime_htm, &sync_runtime_itm, NULL,
 };
 
 const struct sync_runtime *sync_runtime_find(const char *name)

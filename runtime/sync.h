@@ -3,6 +3,7 @@
  *
  * A workload file is compiled once per runtime with exactly one of
  *   SYNC_RT_SEQ  SYNC_RT_MUTEX  SYNC_RT_GIL  SYNC_RT_LOCKS  SYNC_RT_STM  SYNC_RT_ITM
+ *   SYNC_RT_HTM
  * defined (the Makefile passes -DSYNC_RT_<NAME>); this header then includes that
  * runtime's inline fast paths, so barriers inline and `seq` compiles to plain loads
  * and stores. There is no function pointer on the hot path.
@@ -61,6 +62,7 @@ struct sync_config {
     uint64_t seed;         /* for runtimes with randomness (STM chaos mode) */
     uint64_t heap_bytes;   /* STM: size of the shared heap per segment (0 = default) */
     uint64_t gil_interval_us; /* GIL: switch interval (0 = default 5000 us, as CPython) */
+    int htm_retries;       /* htm: hardware attempts before taking the GIL (0 = default) */
 };
 
 /* The per-runtime descriptor the harness drives (cold path only). */
@@ -76,6 +78,9 @@ struct sync_runtime {
     int (*thread_enter)(int tid, char *err, size_t errlen);
     /* Called when the thread is done; moves its statistics into *out (may be NULL). */
     void (*thread_exit)(struct sync_stats *out);
+    /* Optional (NULL: none): the runtime's own settings as "key=value;..." (no comma),
+     * appended to the CSV row's params after init (e.g. libitm's method). */
+    const char *(*params)(void);
 };
 
 extern const struct sync_runtime sync_runtime_seq;
@@ -83,6 +88,7 @@ extern const struct sync_runtime sync_runtime_mutex;
 extern const struct sync_runtime sync_runtime_gil;
 extern const struct sync_runtime sync_runtime_locks;
 extern const struct sync_runtime sync_runtime_stm;
+extern const struct sync_runtime sync_runtime_htm;
 /* Weak: runtime/itm/itm.c is built only where gcc and libitm are (see the Makefile). */
 extern const struct sync_runtime sync_runtime_itm __attribute__((weak));
 
@@ -91,7 +97,8 @@ extern const struct sync_runtime *const sync_runtimes[];
 const struct sync_runtime *sync_runtime_find(const char *name);
 
 #if defined(SYNC_RT_SEQ) + defined(SYNC_RT_MUTEX) + defined(SYNC_RT_GIL) + \
-        defined(SYNC_RT_LOCKS) + defined(SYNC_RT_STM) + defined(SYNC_RT_ITM) > 1
+        defined(SYNC_RT_LOCKS) + defined(SYNC_RT_STM) + defined(SYNC_RT_ITM) + \
+        defined(SYNC_RT_HTM) > 1
 #error "define exactly one SYNC_RT_* before including runtime/sync.h"
 #endif
 
@@ -107,6 +114,8 @@ const struct sync_runtime *sync_runtime_find(const char *name);
 #include "runtime/stm/sync_stm.h"
 #elif defined(SYNC_RT_ITM)
 #include "runtime/itm/sync_itm.h"
+#elif defined(SYNC_RT_HTM)
+#include "runtime/htm/sync_htm.h"
 #endif
 /* Without SYNC_RT_*: harness and runtime-independent code, descriptors only. */
 

@@ -91,15 +91,22 @@ read -r -a extra <<<"${BENCH_ARGS:-}"
 
 # Which runtime x workload pairs this build has: a workload lands runtime by runtime
 # (e.g. its locks variant later). One tiny probe run each (--ops 1); a pair the harness
-# refuses as bad input (exit 2) is skipped and listed, not counted as a failure.
-skipped=()
-declare -A usable
+# refuses as bad input (exit 2) is skipped and listed, not counted as a failure. A
+# runtime that needs hardware this machine lacks (htm without working RTM: exit 3,
+# "no working RTM") is skipped whole, with one line, not counted as a failure either.
+skipped=() nohw=()
+declare -A usable nohw_rt
 for wl in $WORKLOADS; do
     for rt in $RUNTIMES; do
+        [ -n "${nohw_rt[$rt]:-}" ] && continue
         msg=$(timeout 120 "$BIN" --runtime "$rt" --workload "$wl" --threads 1 --ops 1 \
               --pin none "${extra[@]}" 2>&1 >/dev/null)
-        if [ $? -eq 2 ]; then
+        rc=$?
+        if [ $rc -eq 2 ]; then
             skipped+=("$rt $wl: $(grep -v '^[[:space:]]*$' <<<"$msg" | tail -n 1)")
+        elif [ $rc -eq 3 ] && grep -q 'no working RTM' <<<"$msg"; then
+            nohw_rt[$rt]=1
+            nohw+=("bench: skipped $rt on this machine: $(grep -o "$rt: no working RTM.*" <<<"$msg" | head -n 1)")
         else
             usable["$rt $wl"]=1
         fi
@@ -107,7 +114,7 @@ for wl in $WORKLOADS; do
 done
 if [ ${#usable[@]} -eq 0 ]; then
     echo "bench: the harness refused every runtime x workload pair:" >&2
-    printf '  %s\n' "${skipped[@]}" >&2
+    printf '  %s\n' "${skipped[@]+"${skipped[@]}"}" "${nohw[@]+"${nohw[@]}"}" >&2
     exit 2
 fi
 
@@ -165,6 +172,7 @@ echo "bench: $total runs: ${#points[@]} points x $REPEAT repeats, ${DURATION}s e
      "runtimes: $(echo $RUNTIMES); workloads: $(echo $WORKLOADS); threads: $THREADS($ncores cores)"
 echo "bench: output in $OUT/ (harness messages in $LOG)"
 for x in "${skipped[@]+"${skipped[@]}"}"; do echo "bench: skipped (not in this build) $x"; done
+for x in "${nohw[@]+"${nohw[@]}"}"; do echo "$x" | tee -a "$LOG"; done
 
 nfail=0 k=0
 start=$(date +%s)

@@ -204,8 +204,19 @@ class Point:
         return median(ratios)
 
 
+# Settings a runtime appends to params (libitm's method, htm's retries): not the
+# workload's parameters, so they do not make one workload's runs look different.
+RUNTIME_PARAM_PREFIXES = ("itm_", "htm_")
+
+
+def workload_params(params):
+    return ";".join(kv for kv in (params or "").split(";")
+                    if kv and not kv.startswith(RUNTIME_PARAM_PREFIXES))
+
+
 def aggregate(rows):
-    """{(workload, runtime, threads): Point}, plus {workload: set(params)}."""
+    """{(workload, runtime, threads): Point}, plus {workload: set(params)} (the
+    workload's parameters, without the runtimes' own settings)."""
     points = {}
     params = defaultdict(set)
     for r in rows:
@@ -214,7 +225,7 @@ def aggregate(rows):
         if p is None:
             p = points[key] = Point(*key)
         p.add(r)
-        params[r["workload"]].add(r.get("params") or "")
+        params[r["workload"]].add(workload_params(r.get("params")))
     return points, params
 
 

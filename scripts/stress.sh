@@ -85,6 +85,15 @@ RUNTIMES=$(awk '$1 == "runtime" {print $2}' <<<"$listing")
 WORKLOADS=$(awk '$1 == "workload" {print $2}' <<<"$listing")
 [ -n "$RUNTIMES" ] && [ -n "$WORKLOADS" ] ||
     die 3 "'$BIN --list' printed no 'runtime NAME' / 'workload NAME' lines"
+# htm needs RTM that commits: where the harness refuses it (exit 3), it is left out,
+# with one line, as make bench does.
+if grep -qx htm <<<"$RUNTIMES"; then
+    msg=$("$BIN" --runtime htm --workload "$(head -n 1 <<<"$WORKLOADS")" --ops 1 --pin none 2>&1 >/dev/null)
+    if [ $? -eq 3 ] && grep -q 'no working RTM' <<<"$msg"; then
+        echo "stress: skipped htm on this machine: $(grep -o 'htm: no working RTM.*' <<<"$msg" | head -n 1)"
+        RUNTIMES=$(grep -vx htm <<<"$RUNTIMES")
+    fi
+fi
 have_gdb=0
 command -v gdb >/dev/null 2>&1 && have_gdb=1
 

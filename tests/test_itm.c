@@ -10,6 +10,13 @@
  *    atomic blocks loses no update; a pair of words written together is never seen
  *    torn; nested blocks count one commit; SYNC_ALLOC in a block gives zeroed, 16-byte
  *    aligned objects with the header's size set; sync_inevitable keeps the block whole.
+ *  - libitm's method: unless the user set ITM_DEFAULT_METHOD, itm.c sets it to ml_wt
+ *    before main(); the CSV's params and the context JSON record it and who chose it.
+ *    That the method is in effect is observed, not assumed: in a transaction,
+ *    _ITM_inTransaction() says 1 (retryable) under ml_wt and 2 (irrevocable) under
+ *    serialirr, which is what libitm runs by itself while one thread is registered.
+ *    Fresh processes (this program re-run with --itm-mode-probe, and build/stmbench)
+ *    check it with the variable unset, set to serialirr and set to gl_wt.
  */
 #define SYNC_RT_ITM
 #include "runtime/sync.h"
@@ -17,6 +24,8 @@
 
 #include <pthread.h>
 #include <setjmp.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -146,6 +155,156 @@ static void test_listed(void **state)
     assert_int_equal(rc, 0);
     assert_non_null(strstr(out, "runtime itm\n"));
     free(out);
+}
+
+/* ------------------------------------------------------------ libitm's method */
+
+extern char **environ;
+
+/* Runs argv[0] with this process's environment, except ITM_DEFAULT_METHOD, which is
+ * `method` (NULL: unset); its stdout into out. Returns the exit status (-1: no start). */
+static int spawn_with_method(const char *method, char *const argv[], char *out, size_t outlen)
+{
+    char *envp[512];
+    int n = 0;
+    static char var[128];
+    for (char **e = environ; *e && n < 500; e++)
+        if (strncmp(*e, "ITM_DEFAULT_METHOD=", 19) != 0)
+            envp[n++] = *e;
+    if (method) {
+        snprintf(var, sizeof var, "ITM_DEFAULT_METHOD=%s", method);
+        envp[n++] = var;
+    }
+    envp[n] = NULL;
+    int fds[2];
+    if (pipe(fds) != 0)
+        return -1;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+    posix_spawn_file_actions_addclose(&fa, fds[0]);
+    pid_t pid;
+    int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, envp);
+    posix_spawn_file_actions_destroy(&fa);
+    close(fds[1]);
+    if (rc != 0) {
+        close(fds[0]);
+        return -1;
+    }
+    size_t len = 0;
+    ssize_t r;
+    while (len + 1 < outlen && (r = read(fds[0], out + len, outlen - 1 - len)) > 0)
+        len += (size_t)r;
+    out[len] = '\0';
+    close(fds[0]);
+    int st;
+    if (waitpid(pid, &st, 0) != pid)
+        return -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* What _ITM_inTransaction() says inside a transaction of this thread. The store to a
+ * global keeps gcc from dropping the transaction (it removes one that touches nothing). */
+static long itm_probe_word;
+static SYNC_NOINLINE int itm_mode_in_transaction(void)
+{
+    int mode = -1;
+    __transaction_relaxed {
+        itm_probe_word++;
+        mode = _ITM_inTransaction();
+    }
+    return mode;
+}
+
+static void self_path(char *buf, size_t n)
+{
+    ssize_t l = readlink("/proc/self/exe", buf, n - 1);
+    assert_true(l > 0);
+    buf[l] = '\0';
+}
+
+/* This process: the method and who chose it, as recorded, and in effect. */
+static void test_method_recorded(void **state)
+{
+    (void)state;
+    const char *env = getenv("ITM_DEFAULT_METHOD");
+    assert_non_null(env);
+    if (!itm_method_user()) {
+        assert_string_equal(env, "ml_wt");        /* set by itm.c before main() */
+        assert_string_equal(itm_method(), "ml_wt");
+        assert_int_equal(itm_mode_in_transaction(), 1);   /* ml_wt: retryable */
+    } else {
+        print_message("ITM_DEFAULT_METHOD=%s was set by the user: expecting it recorded as "
+                      "such\n", env);
+    }
+    char want[160];
+    snprintf(want, sizeof want, "itm_method=%s;itm_method_by=%s", itm_method(),
+             itm_method_user() ? "user" : "stmbench");
+    const char *csv = tu_path(0, "method.csv");
+    static const char *const extra[] = {"--ops", "200", NULL};
+    assert_int_equal(tu_run_workload("bank", "itm", "1", csv, extra), 0);
+    char *text = tu_read(csv, NULL);
+    char params[256];
+    assert_int_equal(tu_field(text, 0, "params", params, sizeof params), 0);
+    assert_non_null(strstr(params, want));
+    free(text);
+    char *ctx = tu_read(tu_path(0, "method.context.json"), NULL);
+    assert_non_null(ctx);
+    snprintf(want, sizeof want, "\"itm_method\": \"%s\",\n  \"itm_method_by\": \"%s\"",
+             itm_method(), itm_method_user() ? "user" : "stmbench");
+    assert_non_null(strstr(ctx, want));
+    free(ctx);
+}
+
+/* Fresh processes: without the variable the pin makes even a lone thread's transaction
+ * retryable (ml_wt); a user's serialirr is respected (irrevocable), as is gl_wt. */
+static void test_method_in_fresh_processes(void **state)
+{
+    (void)state;
+    char self[4096], out[256];
+    self_path(self, sizeof self);
+    char *const argv[] = {self, "--itm-mode-probe", NULL};
+    assert_int_equal(spawn_with_method(NULL, argv, out, sizeof out), 0);
+    assert_string_equal(out, "1 ml_wt stmbench\n");
+    assert_int_equal(spawn_with_method("serialirr", argv, out, sizeof out), 0);
+    assert_string_equal(out, "2 serialirr user\n");
+    assert_int_equal(spawn_with_method("gl_wt", argv, out, sizeof out), 0);
+    assert_string_equal(out, "1 gl_wt user\n");
+}
+
+/* build/stmbench with ITM_DEFAULT_METHOD=gl_wt from the user: params and context say so. */
+static void test_user_method_through_stmbench(void **state)
+{
+    (void)state;
+    char self[4096], bin[4200], out[4096];
+    self_path(self, sizeof self);
+    char *slash = strrchr(self, '/');
+    assert_non_null(slash);
+    *slash = '\0';   /* BUILD/tests */
+    snprintf(bin, sizeof bin, "%s/../stmbench", self);
+    const char *csv = tu_path(0, "user.csv");
+    char *const argv[] = {bin, "--runtime", "itm", "--workload", "bank", "--ops", "500",
+                          "--threads", "2", "--csv", (char *)csv, NULL};
+    assert_int_equal(spawn_with_method(" gl_wt ", argv, out, sizeof out), 0);
+    char *text = tu_read(csv, NULL);
+    assert_non_null(text);
+    char params[256];
+    assert_int_equal(tu_field(text, 0, "params", params, sizeof params), 0);
+    assert_non_null(strstr(params, "itm_method=gl_wt;itm_method_by=user"));
+    free(text);
+    char *ctx = tu_read(tu_path(0, "user.context.json"), NULL);
+    assert_non_null(ctx);
+    assert_non_null(strstr(ctx, "\"itm_method\": \"gl_wt\",\n  \"itm_method_by\": \"user\""));
+    free(ctx);
+    /* and without the variable, the same binary pins ml_wt */
+    char *const argv2[] = {bin, "--runtime", "itm", "--workload", "bank", "--ops", "500",
+                           "--csv", (char *)tu_path(1, "pinned.csv"), NULL};
+    assert_int_equal(spawn_with_method(NULL, argv2, out, sizeof out), 0);
+    text = tu_read(tu_path(1, "pinned.csv"), NULL);
+    assert_non_null(text);
+    assert_int_equal(tu_field(text, 0, "params", params, sizeof params), 0);
+    assert_non_null(strstr(params, "itm_method=ml_wt;itm_method_by=stmbench"));
+    free(text);
 }
 
 /* ------------------------------------------------------------ directly, by blocks */
@@ -352,10 +511,19 @@ static void test_alloc(void **state)
     sync_runtime_itm.fini();
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc == 2 && strcmp(argv[1], "--itm-mode-probe") == 0) {
+        /* A fresh process: this thread's first transaction registers it with libitm. */
+        int mode = itm_mode_in_transaction();
+        printf("%d %s %s\n", mode, itm_method(), itm_method_user() ? "user" : "stmbench");
+        return 0;
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_listed),
+        cmocka_unit_test(test_method_recorded),
+        cmocka_unit_test(test_method_in_fresh_processes),
+        cmocka_unit_test(test_user_method_through_stmbench),
         cmocka_unit_test(test_no_lost_update),
         cmocka_unit_test(test_nested_and_inevitable),
         cmocka_unit_test(test_alloc),

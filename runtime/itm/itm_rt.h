@@ -17,4 +17,10 @@ extern __thread struct itm_tls itm_self;
  * serial-irrevocable first (sync_inevitable). */
 void itm_inevitable(void);
 
+/* The libitm method this process uses: ITM_DEFAULT_METHOD as the user set it (blanks
+ * trimmed), else "ml_wt", which itm.c sets before main(); and whether the user chose it.
+ * Weak references from the harness (harness/results.c): absent without the itm runtime. */
+const char *itm_method(void);
+int itm_method_user(void);
+
 #endif

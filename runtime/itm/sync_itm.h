@@ -19,10 +19,12 @@
  * (transaction_pure): without it gcc switched every audit to serial-irrevocable
  * mode, whether it failed or not. Its record must survive a rollback anyway.
  *
- * libitm picks its algorithm at start-up: ml_wt (per-word ownership records,
- * write-through with an undo log, time-based validation) by default; the
- * environment variable ITM_DEFAULT_METHOD (gl_wt, ml_wt, serialirr, ...) overrides
- * it. After repeated restarts a transaction runs serial-irrevocable, uninstrumented.
+ * The method: ml_wt (per-word ownership records, write-through with an undo log,
+ * time-based validation), pinned by runtime/itm/itm.c unless the user set the
+ * environment variable ITM_DEFAULT_METHOD (gl_wt, ml_wt, serialirr, htm, ...); left
+ * to itself libitm would run serial-irrevocable with one thread registered and its
+ * hardware-TM method where the CPU has RTM. After repeated restarts a transaction
+ * runs serial-irrevocable, uninstrumented.
  *
  * Allocation: aligned_alloc is not transaction-safe (a block calling it starts
  * serial-irrevocable), but malloc, calloc and free are: gcc maps them to
