@@ -319,18 +319,18 @@ static void undo_newer(struct stm_seg *s)
     for (size_t k = s->nscratch; k-- > 0;) {
         const struct log_entry *e = s->scratch[k];
         const struct log_run *r = e->runs;
-        const char *data = (const char *)(r + e->nruns);
+        const char *old = (const char *)(r + e->nruns) + e->new_bytes;
         for (uint32_t i = 0; i < e->nruns; i++) {
-            const char *old = data + r[i].len;
-            data += r[i].len * (r[i].validate ? 2u : 1u);
             if (!r[i].validate)
                 continue; /* new or recycled objects: unreachable in s's snapshot (I7) */
+            const char *obj_old = old;
+            old += r[i].len;
             uintptr_t a = r[i].off, end = a + r[i].len;
             while (a < end) {
                 size_t g = granule_of(a);
                 uintptr_t b = granule_off(g + 1) < end ? granule_off(g + 1) : end;
                 if (s->gstate[g] == G_FILL)
-                    memcpy(seg_addr(s->idx, a), old + (a - r[i].off), b - a);
+                    memcpy(seg_addr(s->idx, a), obj_old + (a - r[i].off), b - a);
                 a = b;
             }
         }
@@ -591,7 +591,7 @@ static void import_log(struct stm_seg *s, int validate, int unlock_on_abort)
                 }
                 a = b;
             }
-            data += r[i].len * (r[i].validate ? 2u : 1u);
+            data += r[i].len;
         }
         s->stats.import_entries++;
         e = n;
@@ -608,7 +608,7 @@ static void import_log(struct stm_seg *s, int validate, int unlock_on_abort)
  * (gc_own_entries), so the entries it reuses are in its own cache and the commit lock
  * never walks the log. Small entries go to the thread's free list for reuse.
  */
-#define ENTRY_SMALL 256
+#define ENTRY_SMALL 1024 /* most commits of the workloads fit (rbtree: ~400 bytes) */
 
 static void entry_keep(struct stm_seg *s, struct log_entry *e)
 {
@@ -693,16 +693,16 @@ static struct log_entry *entry_build(struct stm_seg *s)
         copy_bytes(data, seg_addr(s->idx, (OFF)), (LEN));                                 \
         data += (LEN);                                                                    \
     } while (0)
-    for (size_t i = 0; i < s->nws; i++) {
+    for (size_t i = 0; i < s->nws; i++)
         ENTRY_RUN(s->ws[i].off, s->ws[i].size, 1);
-        copy_bytes(data, s->backup + s->ws[i].backup_at, s->ws[i].size); /* old bytes */
-        data += s->ws[i].size;
-    }
     for (size_t i = 0; i < s->nranges; i++)
         ENTRY_RUN(s->ranges[i].a, s->ranges[i].b - s->ranges[i].a, 0);
     for (size_t i = 0; i < s->nrecycled; i++)
         ENTRY_RUN(s->recycled[i].off, s->recycled[i].size, 0);
 #undef ENTRY_RUN
+    /* The written objects' old bytes, after every new byte: importers never touch them. */
+    e->new_bytes = (size_t)(data - (char *)(e->runs + nruns));
+    copy_bytes(data, s->backup, s->backup_len);
     return e;
 }
 

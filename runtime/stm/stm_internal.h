@@ -13,10 +13,11 @@
 
 #include "runtime/common.h"
 
-/* One run of bytes a commit published: [off, off+len) of the heap. In the entry's data
- * area a run's new bytes come first; a written object's run (validate = 1) is followed
- * by its bytes before the commit, so a segment that brings a page up to date at an
- * older revision can undo this commit on that page (the fault path). */
+/* One run of bytes a commit published: [off, off+len) of the heap. The entry's data area
+ * holds every run's new bytes, in run order (`new_bytes` in all), then the old bytes of
+ * the written objects' runs (validate = 1), in the same order: a segment that brings a
+ * granule up to date at an older revision undoes this commit with them (the fault
+ * path); importers read only the new bytes. */
 struct log_run {
     uintptr_t off;
     uint32_t len;
@@ -29,6 +30,7 @@ struct log_entry {
     uint64_t rev;
     int seg;               /* the committer's segment */
     uint32_t nruns;
+    size_t new_bytes;      /* the runs' new bytes; the old ones follow */
     size_t cap;            /* bytes allocated for the entry */
     struct log_entry *own_next; /* the committer's own list (FIFO, or free list) */
     struct log_run runs[]; /* followed by the runs' bytes, in order */
