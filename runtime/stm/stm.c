@@ -1,27 +1,33 @@
 /*
- * runtime/stm/stm.c - the page-based STM: segments, page sharing and unsharing,
- * write ownership, commit log, validation, abort and retry, inevitability, allocation.
- * The protocol, with its reasoning, is in runtime/stm/DESIGN.md; this is the summary.
+ * runtime/stm/stm.c - the page-based STM: segments, lazy pages, write ownership,
+ * commit log, validation, abort and retry, inevitability, allocation.
+ * The protocol, with its reasoning and cost model, is in runtime/stm/DESIGN.md; this is
+ * the summary.
  *
  * Memory. One reservation holds nseg+1 segments of SEG bytes each. A segment is a
  * read-marker area (RM bytes, private anonymous memory, one 16-bit marker per 16 heap
  * bytes, at %gs:2*(offset >> 4)) followed by the heap (HEAP bytes) backed by a memfd.
  * Segment 0's heap is the committed state (file range 0). Segment s >= 1 belongs to
- * thread tid s-1; its %gs base is the segment's start, so a reference (an offset)
- * reaches the thread's own copy. A heap page of segment s is either
- *   SHARED   mapped read-only onto segment 0's file page (same physical page), or
- *   PRIVATE  mapped read-write onto segment s's own file page (unshared).
+ * thread tid s-1, maps its own file range, and its %gs base is the segment's start, so
+ * a reference (an offset) reaches the thread's own copy. Each 64 KiB granule of a
+ * segment's heap is either
+ *   G_NONE  inaccessible (PROT_NONE): not used since the thread entered; stale bytes, or
+ *   G_OWN   read-write, the segment's copy, up to date at its revision.
+ * (G_FILL is G_NONE becoming G_OWN, under the commit lock.) Under valgrind or with
+ * STM_PAGES=eager every granule is G_OWN from entering.
  *
- * Invariants (all page-state and segment-0 changes happen under the commit lock):
+ * Invariants:
  *  I1 (own hand) A thread's view of the heap changes only by its own actions: its
- *     writes, its imports of the commit log, and content-preserving remaps. So a
- *     transaction reads one consistent snapshot (revision me->rev): opacity, with no
- *     fence in the read barrier.
- *  I2 (sharing) While page p is SHARED in an active segment s, no commit has changed
- *     p since s last reset, so segment 0's p equals s's view of p. A committer keeps
- *     I2 by unsharing p in every active segment that shares it (copying segment 0's
- *     p, still pre-commit, into the segment's file page, then remapping) BEFORE it
- *     writes segment 0's p. `all_private[p]` caches "no active segment shares p".
+ *     writes, its imports of the commit log, and the filling of a G_NONE granule on its
+ *     first access, which shows exactly its revision. So a transaction reads one
+ *     consistent snapshot (revision me->rev): opacity, with no fence in the read barrier.
+ *  I2 (granules) Only the owning thread changes its segment, its granule states and its
+ *     counters. A G_OWN granule of s holds segment 0's bytes as of s->rev plus s's own
+ *     uncommitted writes: imports copy an entry's runs into G_OWN granules and skip
+ *     G_NONE ones. Filling a granule (under commit_lock, so segment 0 and the log tail
+ *     stand still) copies segment 0 (revision G.rev) and undoes, newest first, every
+ *     entry after s->rev with the old bytes the entry carries. Committers touch
+ *     segment 0 and nothing of any other segment.
  *  I3 (ownership) At most one transaction owns an object for writing: wlocks[o>>4]
  *     holds owner (segment index, 0 = none) | rev << 16, where rev is the revision of
  *     the last commit that wrote the object. A writer acquires ownership with a CAS
@@ -356,7 +362,7 @@ static void materialize(struct stm_seg *s, size_t g0, size_t g1, int fresh)
 {
     if (s->holds_lock)
         fatal("%s: a heap page was touched under the commit lock", "stm");
-    if (!fresh && (s->nprotect >= FAULTS_BEFORE_ALL || s->nprotect >= G.map_budget)) {
+    if ((!fresh && s->nfills >= FAULTS_BEFORE_ALL) || s->nprotect >= G.map_budget) {
         uintptr_t end = atomic_load_explicit(&G.heap_cursor, memory_order_relaxed);
         size_t gend = granule_of(end + GRANULE - 1);
         if (gend > G.ngranules)
@@ -365,7 +371,9 @@ static void materialize(struct stm_seg *s, size_t g0, size_t g1, int fresh)
             gend = g1;
         g0 = 0;
         g1 = gend;
+        fresh = 0;    /* the range holds other threads' granules too */
         s->nprotect = 0;
+        s->nfills = 0;
     }
     size_t first = g0;
     while (first < g1 && s->gstate[first] == G_OWN)
@@ -378,6 +386,7 @@ static void materialize(struct stm_seg *s, size_t g0, size_t g1, int fresh)
     chaos_point(s);
     protect_rw(s, first, last); /* also re-protects G_OWN granules between: a no-op */
     if (!fresh) {
+        s->nfills++;
         commit_lock();
         for (size_t g = first; g < last; g++)
             if (s->gstate[g] == G_NONE) {
@@ -1331,6 +1340,7 @@ static int stm_enter(int tid, char *err, size_t errlen)
     STM_VG_ADDRESSABLE(seg_addr(s->idx, G.rm_size), G.heap_size);
     memset(s->gstate, G_NONE, G.ngranules);
     s->nprotect = 0;
+    s->nfills = 0;
     s->nspares = 0; /* chunks of a previous run of this segment: left behind */
     if (G.eager) {
         /* Eager pages: the whole heap is this segment's own from the start, up to date

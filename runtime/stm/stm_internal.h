@@ -82,7 +82,8 @@ struct stm_seg {
     struct chunk *tx_chunks; size_t ntx_chunks, tx_chunks_cap; /* opened by this attempt */
     struct chunk *spares; size_t nspares, spares_cap; /* opened by aborted attempts: reused first */
     uint8_t *gstate;             /* [granule]: G_NONE / G_OWN; only this thread touches it */
-    size_t nprotect;             /* mprotect calls since entering (mapping budget) */
+    size_t nprotect;             /* mprotect calls since the last fill-all (mapping budget) */
+    size_t nfills;               /* fills since the last fill-all */
     int holds_lock;              /* this thread holds commit_lock (a fault then is a bug) */
     struct log_entry **scratch; size_t nscratch, scratch_cap; /* entries to undo at a fault */
     struct range *ranges; size_t nranges, ranges_cap;
