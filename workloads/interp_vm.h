@@ -143,6 +143,8 @@ struct iv_ctx {
     int nthreads;
     int64_t interval;
     iv_ref *objs;                    /* [g * nthreads + tid] (tid 0 for shared objects) */
+    iv_ref *placeholders;            /* like objs: the setup's per-thread objects, freed
+                                      * at teardown (see iv_own_objects) */
     struct iv_thread *th;
 };
 
@@ -537,11 +539,33 @@ static uint64_t iv_block(struct iv_ctx *cx, struct wl_thread *t)
     return th->vm[th->cur].stuck ? 0 : th->last_n;
 }
 
+static iv_ref iv_new_object(const struct iv_global *gl);
+
+/* A thread's `.per_thread` objects are allocated by the thread itself, as a program's
+ * threads allocate their own objects: the setup's placeholders (allocated together by
+ * the main thread, side by side with every other thread's) are replaced before the
+ * first slice. Under the STM the thread's objects then sit in its own allocation
+ * chunks, which no other thread ever touches or imports. */
+static void iv_own_objects(struct iv_ctx *cx, struct iv_thread *th)
+{
+    for (int g = 0; g < cx->prog->nglobals; g++) {
+        const struct iv_global *gl = &cx->prog->globals[g];
+        if (!gl->per_thread)
+            continue;
+        size_t k = (size_t)g * (size_t)cx->nthreads + (size_t)th->tid;
+        /* Freed at teardown, not now: a freed placeholder would be reused by this
+         * thread's next allocation of its size, back among everybody's objects. */
+        cx->placeholders[k] = cx->objs[k];
+        cx->objs[k] = th->obj[g] = iv_new_object(gl);
+    }
+}
+
 static void iv_thread_run(void *ctx, struct wl_thread *t)
 {
     struct iv_ctx *cx = ctx;
     struct iv_thread *th = &cx->th[t->tid];
     t->priv = th;
+    iv_own_objects(cx, th);
     WL_LOOP(cx, t, iv_block);
     /* Finish the run in progress so the heap holds whole runs only. */
     uint64_t drained = 0;
@@ -634,12 +658,15 @@ static void iv_teardown(void *ctx)
         for (int g = 0; g < cx->prog->nglobals; g++) {
             const struct iv_global *gl = &cx->prog->globals[g];
             for (int t = 0; t < (gl->per_thread ? cx->nthreads : 1); t++) {
-                iv_ref r = cx->objs[(size_t)g * (size_t)cx->nthreads + (size_t)t];
-                if (r != SYNC_NULL)
-                    iv_free_object(gl, r);
+                size_t k = (size_t)g * (size_t)cx->nthreads + (size_t)t;
+                if (cx->objs[k] != SYNC_NULL)
+                    iv_free_object(gl, cx->objs[k]);
+                if (cx->placeholders && cx->placeholders[k] != SYNC_NULL)
+                    iv_free_object(gl, cx->placeholders[k]);
             }
         }
     free(cx->objs);
+    free(cx->placeholders);
     free(cx->th);
     iv_program_free(cx->prog);
     free(cx);
@@ -661,9 +688,10 @@ static void *iv_setup(const struct wl_args *a, char *err, size_t errlen)
     cx->interval = a->ival[IV_K_SWITCH];
     size_t nobjs = (size_t)(cx->prog->nglobals ? cx->prog->nglobals : 1) * (size_t)n;
     cx->objs = calloc(nobjs, sizeof *cx->objs);
+    cx->placeholders = calloc(nobjs, sizeof *cx->placeholders);
     size_t thsz = ((size_t)n * sizeof *cx->th + SYNC_CACHELINE - 1) & ~(size_t)(SYNC_CACHELINE - 1);
     cx->th = aligned_alloc(SYNC_CACHELINE, thsz);
-    if (!cx->objs || !cx->th) {
+    if (!cx->objs || !cx->placeholders || !cx->th) {
         snprintf(err, errlen, "interp: out of memory for %d threads", n);
         iv_teardown(cx);
         return NULL;
