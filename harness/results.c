@@ -34,7 +34,13 @@ static const char results_header[] =
     "run_id,timestamp,git_rev,host,runtime,workload,params,threads,pin,seed,duration_s,"
     "ops,ops_per_s,commits,aborts,aborts_write_write,aborts_read_write,aborts_other,"
     "unshared_pages,commit_p50_ns,commit_p99_ns,block_p50_ns,block_p99_ns,check,cpus,"
-    "aborts_inevitable,inevitable,ops_per_tx,gil_handoffs,gil_wait_ns,block_mean_ns";
+    "aborts_inevitable,inevitable,ops_per_tx,gil_handoffs,gil_wait_ns,block_mean_ns"
+    /* the time breakdown (runtime/timeacct.h; one time_ column per enum ta_cat, in
+     * order) and the operation latency */
+    ",thread_time_ns,time_outside_ns,time_work_ns,time_wasted_ns,time_begin_ns,"
+    "time_validate_ns,time_wait_lock_ns,time_publish_ns,time_unshare_ns,time_wait_owner_ns,"
+    "time_wait_inevitable_ns,time_wait_gil_ns,time_handoff_ns,"
+    "op_p50_ns,op_p99_ns,op_p99_9_ns,op_p99_99_ns,op_max_ns";
 
 static const char results_cheader[] =
     "run_id,t_ns,thread,other_thread,kind,object,page,site,wasted_ns";
@@ -229,7 +235,7 @@ int results_append_csv(const char *path, const struct results_row *r, char *err,
     struct results_buf b = {0};
     uint64_t aborts = sync_stats_aborts(s);
     results_bprintf(&b, "%s,%s,%s,%s,%s,%s,%s,%d,%s,%llu,%.6f,%llu,%.1f,%llu,%llu,%llu,%llu,%llu,"
-                        "%llu,%llu,%llu,%llu,%llu,%s,%s,%llu,%llu,%ld,%llu,%llu,%llu\n",
+                        "%llu,%llu,%llu,%llu,%llu,%s,%s,%llu,%llu,%ld,%llu,%llu,%llu",
                     r->run_id, r->timestamp, r->git_rev, r->host, r->runtime, r->workload,
                     r->params, r->threads, r->pin, (unsigned long long)r->seed, r->duration_s,
                     (unsigned long long)r->ops, r->ops_per_s, (unsigned long long)r->commits,
@@ -249,6 +255,15 @@ int results_append_csv(const char *path, const struct results_row *r, char *err,
                     (unsigned long long)(r->block_hist->count
                                              ? r->block_hist->sum_ns / r->block_hist->count
                                              : 0));
+    results_bprintf(&b, ",%llu", (unsigned long long)s->thread_time_ns);
+    for (int c = 0; c < SYNC_TA_NCAT; c++)
+        results_bprintf(&b, ",%llu", (unsigned long long)s->time_ns[c]);
+    results_bprintf(&b, ",%llu,%llu,%llu,%llu,%llu\n",
+                    (unsigned long long)lat_quantile(&s->op_hist, 0.5),
+                    (unsigned long long)lat_quantile(&s->op_hist, 0.99),
+                    (unsigned long long)lat_quantile(&s->op_hist, 0.999),
+                    (unsigned long long)lat_quantile(&s->op_hist, 0.9999),
+                    (unsigned long long)s->op_max_ns);
     if (b.oom) {
         free(b.p);
         snprintf(err, errlen, "out of memory formatting the CSV row");
