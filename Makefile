@@ -10,6 +10,8 @@
 #   V=1                 show full compiler command lines
 #   ITM_CC=gcc          compiler of the `itm` runtime's copies (GCC's libitm, -fgnu-tm)
 #   ITM=0               leave the itm runtime out
+#   TIMEACCT=0          compile the time breakdown's hooks out (runtime/timeacct.h;
+#                       for measuring its overhead: the time_* and op_* columns read 0)
 #
 # Targets:
 #   make            build/stmbench, the libraries and the tests
@@ -76,6 +78,9 @@ ifneq ($(findstring gcc,$(notdir $(CC))),)
 WARN += -Wno-clobbered
 endif
 CPPFLAGS += -I. -D_GNU_SOURCE
+ifeq ($(TIMEACCT),0)
+CPPFLAGS += -DSTMBENCH_TIMEACCT=0
+endif
 CFLAGS += -std=gnu11 $(WARN) $(OPTFLAGS) $(SANFLAGS) -pthread -MMD -MP
 CXXFLAGS += -std=c++17 -Wall -Wextra -Werror $(OPTFLAGS) $(SANFLAGS) -pthread -MMD -MP
 LDFLAGS += $(SANFLAGS) -pthread

@@ -9,7 +9,8 @@
  *      the start gate; the gate opens when all are ready; only then does a worker
  *      enter the runtime (the GIL blocks in enter) and run its loop;
  *   4. main times the run (--duration) or waits for the op targets (--ops); SIGINT
- *      sets the stop flag either way; join;
+ *      sets the stop flag either way; join. Each worker accounts its own time from the
+ *      gate to the end of its loop (runtime/timeacct.h) into its statistics;
  *   5. main enters as tid 0 again: check, teardown, leave; rt->fini;
  *   6. the CSV row, the conflict log, the context JSON, the summary line.
  *
@@ -25,6 +26,7 @@
 #include "harness/registry.h"
 #include "harness/results.h"
 #include "runtime/sync.h"
+#include "runtime/timeacct.h"
 #include "workloads/workload.h"
 
 #include <errno.h>
@@ -421,11 +423,15 @@ static void *cli_worker_main(void *arg)
     pthread_mutex_unlock(&r->gate_mu);
     if (w->bind_failed)
         return NULL;
+    /* The thread's time (runtime/timeacct.h) runs from here, the gate, to the stop:
+     * a GIL thread's wait in thread_enter is in it. */
+    ta_thread_start();
     if (r->rt->thread_enter(w->tid, w->err, sizeof w->err) != 0) {
         w->enter_failed = 1;
         return NULL;
     }
     r->wl->thread_run(r->ctx, &r->threads[w->tid]);
+    ta_thread_stop(&r->threads[w->tid].stats);
     r->rt->thread_exit(&r->threads[w->tid].stats);
     return NULL;
 }
@@ -572,10 +578,12 @@ static int cli_run(const struct cli_opts *o, const struct sync_runtime *rt,
             bind_failed = i;
     if (created < n || bind_failed >= 0)
         atomic_store_explicit(&cli_stop, 1, memory_order_relaxed);   /* abandon the run */
+    /* The run starts as the gate opens (read before: a worker may run before main
+     * is scheduled again, and its time must lie within the run's). */
+    uint64_t t0 = sync_now_ns();
     r.open = 1;
     pthread_cond_broadcast(&r.gate_cv);
     pthread_mutex_unlock(&r.gate_mu);
-    uint64_t t0 = sync_now_ns();
     if (!o->ops)
         cli_sleep_until(t0 + (uint64_t)(o->duration * 1e9));
     if (!o->ops || created < n || bind_failed >= 0)

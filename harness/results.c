@@ -37,7 +37,13 @@ static const char results_header[] =
     "unshared_pages,commit_p50_ns,commit_p99_ns,block_p50_ns,block_p99_ns,check,cpus,"
     "aborts_inevitable,inevitable,ops_per_tx,gil_handoffs,gil_wait_ns,block_mean_ns,"
     "import_entries,import_bytes,pages_faulted,"
-    "htm_commits,htm_aborts_conflict,htm_aborts_capacity,htm_aborts_explicit";
+    "htm_commits,htm_aborts_conflict,htm_aborts_capacity,htm_aborts_explicit"
+    /* the time breakdown (runtime/timeacct.h; one time_ column per enum ta_cat, in
+     * order) and the operation latency */
+    ",thread_time_ns,time_outside_ns,time_work_ns,time_wasted_ns,time_begin_ns,"
+    "time_validate_ns,time_wait_lock_ns,time_publish_ns,time_unshare_ns,time_wait_owner_ns,"
+    "time_wait_inevitable_ns,time_wait_gil_ns,time_handoff_ns,"
+    "op_p50_ns,op_p99_ns,op_p99_9_ns,op_p99_99_ns,op_max_ns";
 
 static const char results_cheader[] =
     "run_id,t_ns,thread,other_thread,kind,object,page,site,wasted_ns";
@@ -259,7 +265,15 @@ int results_append_csv(const char *path, const struct results_row *r, char *err,
                     (unsigned long long)s->aborts[SYNC_ABORT_HTM_CONFLICT],
                     (unsigned long long)s->aborts[SYNC_ABORT_HTM_CAPACITY],
                     (unsigned long long)s->aborts[SYNC_ABORT_HTM_EXPLICIT]);
-    results_bprintf(&b, "\n");
+    results_bprintf(&b, ",%llu", (unsigned long long)s->thread_time_ns);
+    for (int c = 0; c < SYNC_TA_NCAT; c++)
+        results_bprintf(&b, ",%llu", (unsigned long long)s->time_ns[c]);
+    results_bprintf(&b, ",%llu,%llu,%llu,%llu,%llu\n",
+                    (unsigned long long)lat_quantile(&s->op_hist, 0.5),
+                    (unsigned long long)lat_quantile(&s->op_hist, 0.99),
+                    (unsigned long long)lat_quantile(&s->op_hist, 0.999),
+                    (unsigned long long)lat_quantile(&s->op_hist, 0.9999),
+                    (unsigned long long)s->op_max_ns);
     if (b.oom) {
         free(b.p);
         snprintf(err, errlen, "out of memory formatting the CSV row");

@@ -96,6 +96,12 @@ void sync_stats_merge(struct sync_stats *into, struct sync_stats *from)
     into->gil_handoffs += from->gil_handoffs;
     into->gil_wait_ns += from->gil_wait_ns;
     lat_merge(&into->commit_hist, &from->commit_hist);
+    into->thread_time_ns += from->thread_time_ns;
+    for (int c = 0; c < SYNC_TA_NCAT; c++)
+        into->time_ns[c] += from->time_ns[c];
+    lat_merge(&into->op_hist, &from->op_hist);
+    if (from->op_max_ns > into->op_max_ns)
+        into->op_max_ns = from->op_max_ns;
     for (size_t i = 0; i < from->nconflicts; i++)
         sync_stats_add_conflict(into, &from->conflicts[i]);
     sync_stats_free(from);

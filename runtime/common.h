@@ -117,6 +117,9 @@ struct sync_conflict {
     uint64_t wasted_ns;  /* time of the thrown-away attempt */
 };
 
+/* Categories of the time breakdown (enum ta_cat in runtime/timeacct.h). */
+#define SYNC_TA_NCAT 12
+
 /* Counters a runtime keeps per thread; harness merges them after the run. */
 struct sync_stats {
     uint64_t commits;                     /* outermost atomic blocks completed */
@@ -134,6 +137,11 @@ struct sync_stats {
     struct lat_hist commit_hist;          /* sampled commit-step latency */
     struct sync_conflict *conflicts;      /* malloc'ed; owner frees with sync_stats_free */
     size_t nconflicts, conflicts_cap;
+    /* The time breakdown (runtime/timeacct.h), filled by ta_thread_stop: */
+    uint64_t thread_time_ns;              /* the thread's time, start gate to stop */
+    uint64_t time_ns[SYNC_TA_NCAT];       /* by category (enum ta_cat); sums to it */
+    struct lat_hist op_hist;              /* sampled latency of whole loop iterations */
+    uint64_t op_max_ns;                   /* see timeacct.h: exact waits bound it */
 };
 
 void sync_stats_reset(struct sync_stats *s);

@@ -119,6 +119,13 @@ const struct sync_runtime *sync_runtime_find(const char *name);
 #endif
 /* Without SYNC_RT_*: harness and runtime-independent code, descriptors only. */
 
+/* The thread loop's marks around a sampled block call (workloads/workload.h): only
+ * runtimes whose blocks have no boundary hooks of their own define them (locks). */
+#ifndef SYNC_LOOP_BLOCK_ENTER
+#define SYNC_LOOP_BLOCK_ENTER() ((void)0)
+#define SYNC_LOOP_BLOCK_LEAVE() ((void)0)
+#endif
+
 #ifdef SYNC_RT_NAME
 #ifndef SYNC_ALLOC
 #define SYNC_ALLOC(T) ((SYNC_REF(T))sync_alloc(sizeof(T)))

@@ -3,6 +3,8 @@
  * across runs, whole rows only, the conflict log's header, the context JSON.
  */
 #include "tests/stmbench_testutil.h"
+#include "harness/results.h"
+#include "runtime/timeacct.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -149,12 +151,29 @@ static void test_conflicts_header(void **state)
     free(text);
 }
 
+/* The time breakdown's columns close the header: thread_time_ns, one time_<name>_ns
+ * per category in enum order (ta_cat_name), then the op latency. */
+static void test_breakdown_columns(void **state)
+{
+    (void)state;
+    char want[1024];
+    size_t n = (size_t)snprintf(want, sizeof want, ",thread_time_ns");
+    for (int c = 0; c < TA_NCAT; c++)
+        n += (size_t)snprintf(want + n, sizeof want - n, ",time_%s_ns", ta_cat_name(c));
+    snprintf(want + n, sizeof want - n, ",op_p50_ns,op_p99_ns,op_p99_9_ns,op_p99_99_ns,op_max_ns");
+    const char *h = results_csv_header();
+    const char *at = strstr(h, ",thread_time_ns");
+    assert_non_null(at);
+    assert_memory_equal(at, want, strlen(want));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_header_once_exact_columns),
         cmocka_unit_test(test_empty_file_gets_header_and_pin_none),
         cmocka_unit_test(test_conflicts_header),
+        cmocka_unit_test(test_breakdown_columns),
     };
     return cmocka_run_group_tests(tests, tu_setup_dir, tu_teardown_dir);
 }

@@ -100,11 +100,15 @@ static void bank_lock(struct bank_laccount *a)
                                                               memory_order_acquire,
                                                               memory_order_relaxed))
             break;
+        if (spins == 0)   /* the time breakdown's wait_lock: only a taken lock is timed */
+            TA_TIMED_BEGIN(TA_WAIT_LOCK);
         if (++spins % BANK_SPIN_BEFORE_YIELD == 0)
             sched_yield();
         else
             __builtin_ia32_pause();
     }
+    if (spins)
+        TA_TIMED_END();
     /* release: the balance stores that follow are not visible before the odd version;
      * pairs with the acquire fence in bank_audit_optimistic. */
     atomic_thread_fence(memory_order_release);

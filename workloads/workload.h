@@ -16,6 +16,7 @@
 #define WORKLOAD_H
 
 #include "runtime/common.h"
+#include "runtime/timeacct.h"
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -116,8 +117,17 @@ void wl_fail(struct wl_thread *t, const char *fmt, ...) SYNC_TM_PURE
  * The thread loop: calls block(ctx, t) until *stop or ops_target, counting ops and
  * blocks, sampling block latency, and passing a sync_tick() between blocks. `block`
  * returns the number of workload operations it completed (0 = nothing left to do).
+ * One sampled block in TA_WINDOW_EVERY / WL_BLOCK_SAMPLE is also a window of the time
+ * breakdown (runtime/timeacct.h): its iteration, tick included, is measured phase by
+ * phase and is one sample of the operation latency. SYNC_LOOP_BLOCK_ENTER/LEAVE mark
+ * the block call for runtimes whose blocks have no boundary hooks of their own (locks).
  * Must be expanded in a file that included runtime/sync.h (for sync_tick).
  */
+#if STMBENCH_TIMEACCT
+#define WL_LOOP_WINDOW_DUE_(_t) ((_t->blocks & (TA_WINDOW_EVERY - 1)) == 0)
+#else
+#define WL_LOOP_WINDOW_DUE_(_t) 0
+#endif
 #define WL_LOOP(ctx, t, block)                                                          \
     do {                                                                                \
         struct wl_thread *_t = (t);                                                     \
@@ -128,18 +138,30 @@ void wl_fail(struct wl_thread *t, const char *fmt, ...) SYNC_TM_PURE
             if (_t->ops_target && _t->ops >= _t->ops_target)                            \
                 break;                                                                  \
             uint64_t _n;                                                                \
-            if (SYNC_UNLIKELY((_t->blocks & (WL_BLOCK_SAMPLE - 1)) == 0)) {             \
+            if (SYNC_LIKELY((_t->blocks & (WL_BLOCK_SAMPLE - 1)) != 0)) {               \
+                _n = block((ctx), _t);                                                  \
+                if (_n)                                                                 \
+                    sync_tick();                                                        \
+            } else if (WL_LOOP_WINDOW_DUE_(_t)) {                                       \
+                ta_window_start();                                                      \
+                SYNC_LOOP_BLOCK_ENTER();                                                \
+                _n = block((ctx), _t);                                                  \
+                SYNC_LOOP_BLOCK_LEAVE();                                                \
+                ta_window_block_done();                                                 \
+                if (_n)                                                                 \
+                    sync_tick();                                                        \
+                lat_add(&_t->block_hist, ta_window_stop());                             \
+            } else {                                                                    \
                 uint64_t _t0 = sync_now_ns();                                           \
                 _n = block((ctx), _t);                                                  \
                 lat_add(&_t->block_hist, sync_now_ns() - _t0);                          \
-            } else {                                                                    \
-                _n = block((ctx), _t);                                                  \
+                if (_n)                                                                 \
+                    sync_tick();                                                        \
             }                                                                           \
             if (_n == 0)                                                                \
                 break;                                                                  \
             _t->ops += _n;                                                              \
             _t->blocks++;                                                               \
-            sync_tick();                                                                \
         }                                                                               \
     } while (0)
 

@@ -102,6 +102,7 @@ static void gil_take_locked(int tid, uint64_t t0)
     if (g.locked) {
         if (!t0)
             t0 = sync_now_ns();
+        TA_TIMED_BEGIN(TA_WAIT_GIL);   /* a dropper's is open already (_gil_yield) */
         g.nwaiters++;
         /* relaxed: an observation copy for gil_waiters(); gil_mu orders the rest */
         atomic_store_explicit(&pub_nwaiters, g.nwaiters, memory_order_relaxed);
@@ -122,6 +123,7 @@ static void gil_take_locked(int tid, uint64_t t0)
     }
     if (t0)
         gil_self.stats.gil_wait_ns += sync_now_ns() - t0;
+    TA_TIMED_END();
     g.locked = 1;
     g.holder = tid;
     g.switch_number++;
@@ -163,10 +165,14 @@ void _gil_yield(void)
     int tid = g.holder;
     uint64_t dropped_at = g.switch_number;
     uint64_t t0 = sync_now_ns();
+    /* Time breakdown: the hand-off lasts until another thread holds the GIL; from
+     * then on this thread waits to take it back. */
+    TA_TIMED_BEGIN(TA_HANDOFF);
     gil_release_locked(1);
     /* Forced switching (I4): a waiter exists, so the switch number will change. */
     while (g.switch_number == dropped_at)
         pthread_cond_wait(&gil_switch_cond, &gil_mu);
+    TA_TIMED_BEGIN(TA_WAIT_GIL);
     gil_take_locked(tid, t0);
     pthread_mutex_unlock(&gil_mu);
 }

@@ -12,6 +12,7 @@
 
 #include "runtime/plain_heap.h"
 #include "runtime/common.h"
+#include "runtime/timeacct.h"
 
 #include <stdatomic.h>
 
@@ -40,11 +41,13 @@ int gil_waiters(void);             /* threads waiting to take it */
 SYNC_INLINE int _gil_begin(void)
 {
     gil_self.depth++;
+    TA_BLOCK_ENTER();
     return 1;
 }
 
 SYNC_INLINE int _gil_end(void)
 {
+    TA_BLOCK_LEAVE();
     if (--gil_self.depth == 0)
         gil_self.stats.commits++;
     return 0;

@@ -43,6 +43,7 @@
 #include "runtime/itm/itm_rt.h"
 #include "runtime/plain_heap.h"
 #include "runtime/common.h"
+#include "runtime/timeacct.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -64,13 +65,18 @@ extern int _ITM_inTransaction(void) __attribute__((transaction_pure));
  * and nothing is counted. */
 SYNC_INLINE int _itm_end(void)
 {
+    TA_BLOCK_LEAVE();
     if (_ITM_inTransaction() == 0)
         itm_self.commits++;
     return 0;
 }
 
+/* The time breakdown's block boundaries (runtime/timeacct.h) are outside the
+ * transaction statement (a nested block's are inside its outer one: the slow paths
+ * are transaction_pure). libitm's restarts are invisible: all of a block is `work`. */
 #define SYNC_ATOMIC(site) \
-    for (int _sync_once = ((void)(site), 1); _sync_once; _sync_once = _itm_end()) \
+    for (int _sync_once = ((void)(site), TA_BLOCK_ENTER(), 1); _sync_once; \
+         _sync_once = _itm_end()) \
         __transaction_relaxed
 
 /* Zeroed, 16-byte aligned (glibc malloc on x86-64), header initialised. Inside a

@@ -9,10 +9,16 @@
 #define SYNC_LOCKS_H
 
 #include "runtime/plain_heap.h"
+#include "runtime/timeacct.h"
 
 #define SYNC_RT_NAME "locks"
 #define SYNC_RT_ID locks
 #define SYNC_ATOMIC(site) for (int _sync_once = ((void)(site), 1); _sync_once; _sync_once = 0)
+/* Time breakdown (runtime/timeacct.h): the variants take their locks in their own
+ * code, so the whole block call is `work` (holding locks, or the lock-free part of an
+ * operation) less its lock waits, which wl_spin.h and bank_locks.c time as wait_lock. */
+#define SYNC_LOOP_BLOCK_ENTER() TA_BLOCK_ENTER()
+#define SYNC_LOOP_BLOCK_LEAVE() TA_BLOCK_LEAVE()
 #define sync_tick() ((void)0)
 #define sync_inevitable() ((void)0)
 

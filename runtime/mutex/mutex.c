@@ -19,6 +19,14 @@ void _mutex_unlock_timed(void)
     lat_add(&mutex_self.stats.commit_hist, sync_now_ns() - t0);
 }
 
+/* The mutex was taken: wait for it, timed (runtime/timeacct.h). */
+void _mutex_lock_wait(void)
+{
+    TA_TIMED_BEGIN(TA_WAIT_LOCK);
+    pthread_mutex_lock(&mutex_global);
+    TA_TIMED_END();
+}
+
 static int mutex_init(const struct sync_config *cfg, char *err, size_t errlen)
 {
     (void)cfg; (void)err; (void)errlen;

@@ -7,6 +7,7 @@
 
 #include "runtime/plain_heap.h"
 #include "runtime/common.h"
+#include "runtime/timeacct.h"
 
 #include <pthread.h>
 
@@ -20,11 +21,21 @@ struct mutex_tls {
 extern pthread_mutex_t mutex_global;
 extern __thread struct mutex_tls mutex_self;
 void _mutex_unlock_timed(void);
+void _mutex_lock_wait(void);
 
+/* With the time breakdown, a trylock first: only a lock that is taken costs the clock
+ * readings of a timed wait (wait_lock). */
 SYNC_INLINE int _mutex_begin(void)
 {
-    if (mutex_self.depth++ == 0)
+    TA_BLOCK_ENTER();   /* taking and releasing the mutex are part of the block */
+    if (mutex_self.depth++ == 0) {
+#if STMBENCH_TIMEACCT
+        if (SYNC_UNLIKELY(pthread_mutex_trylock(&mutex_global) != 0))
+            _mutex_lock_wait();
+#else
         pthread_mutex_lock(&mutex_global);
+#endif
+    }
     return 1;
 }
 
@@ -36,6 +47,7 @@ SYNC_INLINE int _mutex_end(void)
         else
             pthread_mutex_unlock(&mutex_global);
     }
+    TA_BLOCK_LEAVE();
     return 0;
 }
 

@@ -69,6 +69,7 @@
 #include <x86intrin.h>
 
 #include "runtime/stm/stm_internal.h"
+#include "runtime/timeacct.h"
 
 /* Under valgrind's memcheck an inaccessible granule must look addressable: the real
  * access then faults and the handler brings the granule in, as natively; memcheck
@@ -153,8 +154,12 @@ static void commit_lock(void)
                                                   memory_order_relaxed)) {
             if (me)
                 me->holds_lock = 1;
+            if (spins)
+                TA_TIMED_END();
             return;
         }
+        if (!spins)
+            TA_TIMED_BEGIN(TA_WAIT_LOCK);   /* time breakdown: only a taken lock is timed */
         /* relaxed: only waits for the lock to look free before trying again */
         while (atomic_load_explicit(&G.lock, memory_order_relaxed)) {
             if (++spins > 64)
@@ -384,10 +389,13 @@ static void materialize(struct stm_seg *s, size_t g0, size_t g1, int fresh)
     while (s->gstate[last - 1] == G_OWN)
         last--;
     chaos_point(s);
+    TA_TIMED_BEGIN(TA_UNSHARE);
     protect_rw(s, first, last); /* also re-protects G_OWN granules between: a no-op */
+    TA_TIMED_END();
     if (!fresh) {
         s->nfills++;
         commit_lock();
+        TA_TIMED_BEGIN(TA_UNSHARE);
         for (size_t g = first; g < last; g++)
             if (s->gstate[g] == G_NONE) {
                 memcpy(seg_addr(s->idx, granule_off(g)), seg_addr(0, granule_off(g)), GRANULE);
@@ -395,6 +403,7 @@ static void materialize(struct stm_seg *s, size_t g0, size_t g1, int fresh)
                 s->stats.pages_faulted += GRANULE_PAGES;
             }
         undo_newer(s);
+        TA_TIMED_END();
         commit_unlock();
     }
     for (size_t g = first; g < last; g++)
@@ -533,11 +542,13 @@ static void __attribute__((noreturn)) stm_abort(enum sync_abort_kind kind, int o
     };
     sync_stats_add_conflict(&s->stats, &c);
     stm_self.aborts_in_row++;
+    TA_ABORT();   /* time breakdown: the attempt and its rollback were thrown away */
 
     /* Contention management: after a write-write conflict, wait (without holding
      * anything) until the owner let go, so the retry does not hit it again. */
     if (kind == SYNC_ABORT_WRITE_WRITE && obj) {
         _Atomic uint64_t *slot = wlock_slot(obj);
+        TA_TIMED_BEGIN(TA_WAIT_OWNER);
         for (int spins = 0; spins < 100000; spins++) {
             /* relaxed: only a hint for when to retry */
             if ((atomic_load_explicit(slot, memory_order_relaxed) & 0xffff) != (uint64_t)other)
@@ -545,6 +556,7 @@ static void __attribute__((noreturn)) stm_abort(enum sync_abort_kind kind, int o
             if (spins > 64)
                 sched_yield();
         }
+        TA_TIMED_END();
     }
     stm_self.depth = 0;
     stm_longjmp(&stm_self.jb);
@@ -857,9 +869,11 @@ void _stm_write_slowpath(void __seg_gs *obj)
         /* We are inevitable (I6): ask the owner to abort and wait for the object.
          * release: pairs with the acquire in check_abort_request. */
         atomic_store_explicit(&G.segs[owner].abort_request, 1, memory_order_release);
+        TA_TIMED_BEGIN(TA_WAIT_OWNER);
         sched_yield();
         w = atomic_load_explicit(slot, memory_order_acquire);
     }
+    TA_TIMED_END();
 
     uint32_t size = ((const struct sync_hdr __seg_gs *)obj)->size;
     ensure_accessible(off, size, 0);
@@ -878,8 +892,13 @@ static void wait_inevitable_gone(struct stm_seg *s)
     for (int spins = 0;; spins++) {
         /* acquire: pairs with the release store that cleared G.inevitable */
         int ie = atomic_load_explicit(&G.inevitable, memory_order_acquire);
-        if (ie == 0 || ie == s->idx)
+        if (ie == 0 || ie == s->idx) {
+            if (spins)
+                TA_TIMED_END();
             return;
+        }
+        if (!spins)
+            TA_TIMED_BEGIN(TA_WAIT_INEVITABLE);
         check_abort_request(s);
         if (spins > 32)
             sched_yield();
@@ -916,6 +935,7 @@ int _stm_begin(const char *site)
     struct stm_seg *s = me;
     if (SYNC_UNLIKELY(!s))
         fatal("%s: thread has not entered the stm runtime", site);
+    TA_TX_BEGIN();
     stm_self.depth = 1;
     if (SYNC_UNLIKELY(++stm_self.rv == 0)) {
         /* Read versions wrapped: forget every marker of the heap in use (relaxed:
@@ -934,6 +954,7 @@ int _stm_begin(const char *site)
      * makes one abort report 0 ns). */
     s->attempt_ticks =
         (atomic_load_explicit(&G.nactive, memory_order_relaxed) > 1 || G.chaos) ? ticks() : 0;
+    TA_ATTEMPT(s->attempt_ticks);
     s->tx_bump = s->bump;
     s->tx_bump_end = s->bump_end;
     s->tx_chunk_start = s->chunk_start;
@@ -947,6 +968,7 @@ int _stm_begin(const char *site)
         import_log(s, 0, 0); /* nothing read yet: refresh the snapshot */
     if (SYNC_UNLIKELY(stm_self.aborts_in_row >= INEVITABLE_AFTER))
         _stm_become_inevitable();
+    TA_PHASE(TA_WORK);
     return 1;
 }
 
@@ -988,8 +1010,11 @@ void _stm_commit(void)
 
     chaos_point(s);
     /* acquire: pairs with the release store that linked the entry */
-    if (atomic_load_explicit(&s->last->next, memory_order_acquire))
+    if (atomic_load_explicit(&s->last->next, memory_order_acquire)) {
+        TA_PHASE(TA_VALIDATE);
         import_log(s, 1, 0); /* most of the validation, outside the lock */
+    }
+    TA_PHASE(TA_PUBLISH);
     if (s->bump != s->range_start)
         push_range(s, s->range_start, s->bump);
     /* Every committed copy carries STM_WB: set it in our copy first (an abort restores
@@ -1016,8 +1041,11 @@ void _stm_commit(void)
     }
     /* the rest, under the lock: nothing can slip in now (acquire: pairs with the
      * release that linked the entry) */
-    if (atomic_load_explicit(&s->last->next, memory_order_acquire))
+    if (atomic_load_explicit(&s->last->next, memory_order_acquire)) {
+        TA_PHASE(TA_VALIDATE);
         import_log(s, 1, 1);
+        TA_PHASE(TA_PUBLISH);
+    }
     chaos_point(s);
 
     /* A thread alone writes segment 0 and nothing else: a thread entering later starts
@@ -1086,6 +1114,7 @@ done:
     stm_self.aborts_in_row = 0;
     s->stats.commits++;
     stm_self.depth = 0;
+    TA_TX_END();
     if (timed)
         lat_add(&s->stats.commit_hist, sync_now_ns() - t0);
     SYNC_COMPILER_BARRIER();

@@ -21,6 +21,7 @@
 #define SYNC_STM_H
 
 #include "runtime/common.h"
+#include "runtime/timeacct.h"
 
 #include <stdint.h>
 
@@ -100,6 +101,7 @@ SYNC_INLINE int _stm_end(void)
         stm_self.depth = 0;
         stm_self.aborts_in_row = 0;
         stm_self.ro_commits++;
+        TA_TX_END();
     } else {
         _stm_commit();           /* sets depth to 0, or aborts and re-runs the block */
     }

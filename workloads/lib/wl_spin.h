@@ -14,6 +14,8 @@
 #ifndef WL_SPIN_H
 #define WL_SPIN_H
 
+#include "runtime/timeacct.h"
+
 #include <sched.h>
 #include <stdatomic.h>
 
@@ -37,12 +39,20 @@ static inline void wl_spin_init(wl_spin_t *l)
 static inline void wl_spin_lock(wl_spin_t *l)
 {
     unsigned spins = 0;
+    int waited = 0;
     for (;;) {
         int expect = 0;
         /* acquire: pairs with the release store in wl_spin_unlock of the last holder */
         if (__builtin_expect(atomic_compare_exchange_weak_explicit(
-                &l->v, &expect, 1, memory_order_acquire, memory_order_relaxed), 1))
+                &l->v, &expect, 1, memory_order_acquire, memory_order_relaxed), 1)) {
+            if (waited)
+                TA_TIMED_END();
             return;
+        }
+        if (!waited) {   /* the time breakdown's wait_lock: only a taken lock is timed */
+            waited = 1;
+            TA_TIMED_BEGIN(TA_WAIT_LOCK);
+        }
         /* relaxed: only a hint that the lock looks free; the CAS above decides */
         while (atomic_load_explicit(&l->v, memory_order_relaxed)) {
             if (++spins < WL_SPIN_YIELD_AFTER) {

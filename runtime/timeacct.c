@@ -1,0 +1,282 @@
+/*
+ * runtime/timeacct.c - the time breakdown's slow paths, calibration and the final
+ * split (runtime/timeacct.h says what is measured how, and its invariants).
+ *
+ * Shared state: ta_npt, ta_cost and ta_outlier, written once by ta_calibrate under
+ * pthread_once (which orders them before every caller of ta_thread_start returns) and
+ * read-only afterwards. Everything else is the calling thread's own ta_self.
+ */
+#include "runtime/timeacct.h"
+
+#include <pthread.h>
+#include <string.h>
+#include <time.h>
+
+__thread struct ta_thread ta_self;
+
+static pthread_once_t ta_once = PTHREAD_ONCE_INIT;
+static double ta_npt = 1.0;     /* nanoseconds per tick */
+static uint64_t ta_cost;        /* ticks one sampled phase boundary costs (its reading) */
+static uint64_t ta_outlier = UINT64_MAX; /* ticks: a sampled interval this long spoils its window */
+
+static const char *const ta_names[TA_NCAT] = {
+    [TA_OUTSIDE] = "outside",
+    [TA_WORK] = "work",
+    [TA_WASTED] = "wasted",
+    [TA_BEGIN] = "begin",
+    [TA_VALIDATE] = "validate",
+    [TA_WAIT_LOCK] = "wait_lock",
+    [TA_PUBLISH] = "publish",
+    [TA_UNSHARE] = "unshare",
+    [TA_WAIT_OWNER] = "wait_owner",
+    [TA_WAIT_INEVITABLE] = "wait_inevitable",
+    [TA_WAIT_GIL] = "wait_gil",
+    [TA_HANDOFF] = "handoff",
+};
+
+const char *ta_cat_name(int cat)
+{
+    return cat >= 0 && cat < TA_NCAT ? ta_names[cat] : "?";
+}
+
+double ta_ns_per_tick(void)
+{
+    return ta_npt;
+}
+
+static uint64_t ta_ns(uint64_t ticks)
+{
+    return (uint64_t)((double)ticks * ta_npt);
+}
+
+/* Ends the running sampled interval at `now` into pending[cur], less one reading. An
+ * interval of TA_OUTLIER_NS or more outside any timed wait means the thread was
+ * descheduled (or interrupted) there: that window is left out of the proportions (one
+ * 10 ms preemption would outweigh thousands of windows). */
+static inline void ta_close(struct ta_thread *t, uint64_t now)
+{
+    uint64_t d = now - t->mark;
+    if (d >= ta_outlier)
+        t->win_spoiled = 1;
+    t->pending[t->cur] += d > ta_cost ? d - ta_cost : 0;
+    t->mark = now;
+}
+
+/* pending (the running attempt) -> win (the window) */
+static inline void ta_fold(struct ta_thread *t)
+{
+    for (int c = 0; c < TA_NCAT; c++) {
+        t->win[c] += t->pending[c];
+        t->pending[c] = 0;
+    }
+}
+
+void ta_phase_slow(int cat)
+{
+    struct ta_thread *t = &ta_self;
+    if (t->timed_cat < 0) {
+        ta_close(t, ta_ticks());
+        t->win_reads++;
+    }
+    t->cur = cat;   /* inside a timed interval: what resumes when it ends */
+}
+
+void ta_fold_slow(int cat)
+{
+    ta_phase_slow(cat);
+    ta_fold(&ta_self);
+}
+
+void ta_block_enter_slow(void)
+{
+    if (ta_self.depth++ == 0)
+        ta_phase_slow(TA_WORK);
+}
+
+void ta_block_leave_slow(void)
+{
+    if (ta_self.depth > 0 && --ta_self.depth == 0)
+        ta_fold_slow(TA_OUTSIDE);
+}
+
+/* Adds the open timed interval, ending at `now`, to its category. */
+static void ta_timed_add(struct ta_thread *t, uint64_t now)
+{
+    uint64_t d = now - t->timed_t0;
+    t->timed[t->timed_cat] += d;
+    t->timed_total += d;
+}
+
+/* A stall (a chain of timed intervals, or an aborted attempt) of d ticks ended. */
+static inline void ta_stall(struct ta_thread *t, uint64_t d)
+{
+    if (d > t->timed_max)
+        t->timed_max = d;
+}
+
+void ta_timed_begin(int cat)
+{
+    struct ta_thread *t = &ta_self;
+    if (t->timed_cat == cat)
+        return;
+    uint64_t now = ta_ticks();
+    if (t->timed_cat >= 0) {
+        ta_timed_add(t, now);          /* a chain: the previous interval ends here */
+    } else {
+        t->chain_t0 = now;
+        if (t->sampling)
+            ta_close(t, now);
+    }
+    t->timed_cat = cat;
+    t->timed_t0 = now;
+}
+
+void ta_timed_end(void)
+{
+    struct ta_thread *t = &ta_self;
+    if (t->timed_cat < 0)
+        return;
+    uint64_t now = ta_ticks();
+    ta_timed_add(t, now);
+    ta_stall(t, now - t->chain_t0);
+    t->timed_cat = -1;
+    if (t->sampling)
+        t->mark = now;
+}
+
+void ta_abort(void)
+{
+    struct ta_thread *t = &ta_self;
+    uint64_t now = ta_ticks();
+    if (t->timed_cat >= 0) {           /* aborted while waiting */
+        ta_timed_add(t, now);
+        ta_stall(t, now - t->chain_t0);
+        t->timed_cat = -1;
+    }
+    if (t->attempt_t0) {
+        uint64_t span = now > t->attempt_t0 ? now - t->attempt_t0 : 0;
+        uint64_t inner = t->timed_total - t->attempt_timed0;  /* waits inside: their own */
+        uint64_t w = span > inner ? span - inner : 0;
+        t->timed[TA_WASTED] += w;
+        t->timed_total += w;
+        ta_stall(t, span);
+        t->attempt_t0 = 0;
+    }
+    if (t->sampling) {
+        memset(t->pending, 0, sizeof t->pending);   /* the attempt's share of the window */
+        t->mark = now;
+        t->cur = TA_BEGIN;                          /* until the retry's begin */
+    }
+}
+
+void ta_window_start(void)
+{
+    struct ta_thread *t = &ta_self;
+    t->depth = 0;
+    t->cur = TA_OUTSIDE;
+    t->win_reads = 0;
+    t->win_block = 0;
+    t->win_spoiled = 0;
+    memset(t->win, 0, sizeof t->win);
+    t->win_t0 = t->mark = ta_ticks();
+    t->sampling = 1;
+}
+
+void ta_window_block_done(void)
+{
+    struct ta_thread *t = &ta_self;
+    uint64_t d = ta_ticks() - t->win_t0, cost = t->win_reads * ta_cost;
+    t->win_block = d > cost ? d - cost : 0;
+}
+
+uint64_t ta_window_stop(void)
+{
+    struct ta_thread *t = &ta_self;
+    uint64_t now = ta_ticks();
+    if (t->timed_cat >= 0)
+        ta_timed_end();
+    ta_close(t, now);
+    ta_fold(t);
+    t->sampling = 0;
+    t->windows++;
+    t->windows_clean += !t->win_spoiled;
+    for (int c = 0; c < TA_NCAT; c++) {
+        t->sampled_all[c] += t->win[c];
+        if (!t->win_spoiled)
+            t->sampled[c] += t->win[c];
+    }
+    uint64_t d = now - t->win_t0, cost = t->win_reads * ta_cost;
+    lat_add(&t->op_hist, ta_ns(d > cost ? d - cost : 0));
+    return ta_ns(t->win_block);
+}
+
+/* The tick rate against CLOCK_MONOTONIC over 2 ms, and the cost of one sampled phase
+ * boundary (the best of 8 rounds of 64, on this thread's own, then reset, state). */
+static void ta_calibrate(void)
+{
+    uint64_t n0 = sync_now_ns(), c0 = ta_ticks();
+    struct timespec d = {0, 2000000};
+    nanosleep(&d, NULL);
+    uint64_t n1 = sync_now_ns(), c1 = ta_ticks();
+    if (c1 > c0 && n1 > n0)
+        ta_npt = (double)(n1 - n0) / (double)(c1 - c0);
+    ta_outlier = (uint64_t)((double)TA_OUTLIER_NS / ta_npt);
+    memset(&ta_self, 0, sizeof ta_self);
+    ta_self.timed_cat = -1;
+    ta_window_start();
+    uint64_t best = UINT64_MAX;
+    for (int r = 0; r < 8; r++) {
+        uint64_t a = ta_ticks();
+        for (int i = 0; i < 64; i++)
+            ta_phase_slow(i & 1);
+        uint64_t b = ta_ticks();
+        if ((b - a) / 64 < best)
+            best = (b - a) / 64;
+    }
+    ta_self.sampling = 0;
+    ta_cost = best;
+}
+
+void ta_thread_start(void)
+{
+    pthread_once(&ta_once, ta_calibrate);
+    memset(&ta_self, 0, sizeof ta_self);
+    ta_self.timed_cat = -1;
+    ta_self.start_ns = sync_now_ns();
+}
+
+void ta_thread_stop(struct sync_stats *out)
+{
+    struct ta_thread *t = &ta_self;
+    t->stop_ns = sync_now_ns();
+    uint64_t total = t->stop_ns > t->start_ns ? t->stop_ns - t->start_ns : 0;
+    out->thread_time_ns += total;
+#if STMBENCH_TIMEACCT
+    if (t->timed_cat >= 0)
+        ta_timed_end();
+    /* The clean windows, unless most were spoiled: then the blocks themselves are
+     * that long (huge transactions), and every window counts. */
+    const uint64_t *sampled = 2 * t->windows_clean >= t->windows ? t->sampled : t->sampled_all;
+    double timed_ns[TA_NCAT], timed_sum = 0, sampled_sum = 0;
+    for (int c = 0; c < TA_NCAT; c++) {
+        timed_ns[c] = (double)t->timed[c] * ta_npt;
+        timed_sum += timed_ns[c];
+        sampled_sum += (double)sampled[c];
+    }
+    /* What the timed categories did not take is shared in the windows' proportions;
+     * without any window, it was all outside blocks. Never negative: if the timed
+     * ones took more than the thread's time (a bug), the sum shows it. */
+    double busy = (double)total > timed_sum ? (double)total - timed_sum : 0;
+    for (int c = 0; c < TA_NCAT; c++) {
+        double share = sampled_sum > 0 ? busy * (double)sampled[c] / sampled_sum
+                                       : (c == TA_OUTSIDE ? busy : 0);
+        out->time_ns[c] += (uint64_t)(timed_ns[c] + share + 0.5);
+    }
+    lat_merge(&out->op_hist, &t->op_hist);
+    uint64_t m = ta_ns(t->timed_max);
+    if (t->op_hist.max_ns > m)
+        m = t->op_hist.max_ns;
+    if (m > out->op_max_ns)
+        out->op_max_ns = m;
+#endif
+}

@@ -1,0 +1,343 @@
+/*
+ * tests/test_breakdown.c - the time breakdown (runtime/timeacct.h) of every runtime
+ * but the STM's protocol steps (tests/test_breakdown_stm.c has those):
+ *  - a run of each runtime: the time_* columns add up to thread_time_ns within 2%,
+ *    the threads' time is the run's (threads x duration, never more), a runtime shows
+ *    time only in its own categories, and the op_* percentiles are ordered;
+ *  - stepped waits land where they belong: a thread held at the GIL for 50 ms shows
+ *    at least that in wait_gil; a dropper's hand-off shows in handoff; a thread held
+ *    at a spin lock for 30 ms shows it in wait_lock; gil rbtree on 2 threads shows its
+ *    hand-off stalls in op_max_ns.
+ * Threads are stepped with semaphores and by polling the waiter's own state (it is in
+ * its timed wait before the holder starts its sleep), so the only timing assertions are
+ * lower bounds on waits the test injected itself.
+ */
+#define SYNC_RT_GIL
+#include "runtime/sync.h"
+#include "runtime/timeacct.h"
+#include "tests/stmbench_testutil.h"
+#include "workloads/lib/wl_spin.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <semaphore.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#define MS 1000000ull
+
+static void sleep_ms(long ms)
+{
+    struct timespec d = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&d, &d) != 0)
+        ;
+}
+
+/* ---- one run per runtime, from the CSV ---- */
+
+static uint64_t field_u64(const char *csv, const char *col)
+{
+    char f[64];
+    if (tu_field(csv, 0, col, f, sizeof f) != 0)
+        fail_msg("no column %s", col);
+    return strtoull(f, NULL, 10);
+}
+
+/* The categories each runtime may show time in (the others must read 0). */
+static int allowed(const char *rt, int cat)
+{
+    if (cat == TA_OUTSIDE || cat == TA_WORK)
+        return 1;
+    if (strcmp(rt, "stm") == 0)
+        return cat != TA_WAIT_GIL && cat != TA_HANDOFF;
+    if (strcmp(rt, "gil") == 0)
+        return cat == TA_WAIT_GIL || cat == TA_HANDOFF;
+    if (strcmp(rt, "mutex") == 0 || strcmp(rt, "locks") == 0)
+        return cat == TA_WAIT_LOCK;
+    return 0;   /* seq, itm, htm: inside and outside blocks only */
+}
+
+static void check_run(const char *rt, const char *wl)
+{
+    const char *csv = tu_path(0, "runs.csv");
+    unlink(csv);
+    const char *threads = strcmp(rt, "seq") == 0 ? "1" : "2";
+    const char *extra[] = {"--duration", "0.3", NULL};
+    int rc = tu_run_workload(wl, rt, threads, csv, extra);
+    if (rc == 3 && strcmp(rt, "htm") == 0) {
+        print_message("htm %s: not run (no working RTM on this CPU)\n", wl);
+        return;
+    }
+    assert_int_equal(rc, 0);
+    char *text = tu_read(csv, NULL);
+    assert_non_null(text);
+    uint64_t tt = field_u64(text, "thread_time_ns"), sum = 0;
+    char col[64];
+    for (int c = 0; c < TA_NCAT; c++) {
+        snprintf(col, sizeof col, "time_%s_ns", ta_cat_name(c));
+        uint64_t v = field_u64(text, col);
+        if (!allowed(rt, c) && v != 0)
+            fail_msg("%s %s: %s = %llu, but the runtime has no such state", rt, wl, col,
+                     (unsigned long long)v);
+        sum += v;
+    }
+    char f[64];
+    assert_int_equal(tu_field(text, 0, "duration_s", f, sizeof f), 0);
+    double run_ns = strtod(f, NULL) * 1e9 * atoi(threads);
+    /* the categories add up to the threads' time ... */
+    if (sum < tt * 0.98 || sum > tt * 1.02)
+        fail_msg("%s %s: categories sum to %llu ns, thread time %llu ns", rt, wl,
+                 (unsigned long long)sum, (unsigned long long)tt);
+    /* ... which is the run's: each thread's window lies within start gate .. join */
+    if (tt > run_ns * 1.001 + 1e6 || tt < run_ns * 0.5)
+        fail_msg("%s %s: thread time %llu ns, threads x duration %.0f ns", rt, wl,
+                 (unsigned long long)tt, run_ns);
+    assert_true(field_u64(text, "time_work_ns") > 0);
+    uint64_t p50 = field_u64(text, "op_p50_ns"), p99 = field_u64(text, "op_p99_ns"),
+             p999 = field_u64(text, "op_p99_9_ns"), p9999 = field_u64(text, "op_p99_99_ns"),
+             mx = field_u64(text, "op_max_ns");
+    assert_true(p50 > 0);
+    assert_true(p50 <= p99 && p99 <= p999 && p999 <= p9999 && p9999 <= mx);
+    free(text);
+}
+
+static void test_sums_every_runtime(void **state)
+{
+    (void)state;
+    for (int i = 0; sync_runtimes[i]; i++) {
+        check_run(sync_runtimes[i]->name, "rbtree");
+        check_run(sync_runtimes[i]->name, "bank");
+    }
+}
+
+/* gil rbtree on 2 threads: each hand-off is a wait of at least one switch interval
+ * (5 ms: a waiter asks only after a whole interval without a switch), and the op
+ * latency's max includes it. */
+static void test_gil_op_max_shows_handoffs(void **state)
+{
+    (void)state;
+    const char *csv = tu_path(0, "gil.csv");
+    unlink(csv);
+    const char *extra[] = {"--duration", "0.3", NULL};
+    assert_int_equal(tu_run_workload("rbtree", "gil", "2", csv, extra), 0);
+    char *text = tu_read(csv, NULL);
+    assert_non_null(text);
+    assert_true(field_u64(text, "gil_handoffs") > 0);
+    assert_true(field_u64(text, "time_wait_gil_ns") >= 5 * MS);
+    assert_true(field_u64(text, "time_handoff_ns") > 0);
+    assert_true(field_u64(text, "op_max_ns") >= 1 * MS);
+    free(text);
+}
+
+/* ---- stepped: a thread held 50 ms at the GIL ---- */
+
+static sem_t g_entered;
+static struct sync_stats g_st[2];
+static struct ta_thread *volatile g_ta[2];   /* each thread's own record, for polling */
+
+static int timed_cat_of(int tid)
+{
+    struct ta_thread *t;
+    while (!(t = g_ta[tid]))
+        sched_yield();
+    return __atomic_load_n(&t->timed_cat, __ATOMIC_RELAXED);
+}
+
+/* Waits until thread tid is in a timed interval of category cat; a watchdog (10 s)
+ * turns a missing hook into a failure (poll_failed, asserted by main), not a hang. */
+static int poll_failed;
+static void await_timed(int tid, int cat)
+{
+    uint64_t give_up = sync_now_ns() + 10000000000ull;
+    while (timed_cat_of(tid) != cat) {
+        if (sync_now_ns() > give_up) {
+            poll_failed = 1;
+            return;
+        }
+        sched_yield();
+    }
+}
+
+static void gil_up(uint64_t interval_us)
+{
+    char err[200];
+    struct sync_config cfg = {.nthreads = 2, .seed = 1, .gil_interval_us = interval_us};
+    assert_int_equal(sync_runtime_gil.init(&cfg, err, sizeof err), 0);
+    memset(g_st, 0, sizeof g_st);
+    g_ta[0] = g_ta[1] = NULL;
+    poll_failed = 0;
+    sem_init(&g_entered, 0, 0);
+}
+
+static void gil_enter(int tid)
+{
+    char err[200];
+    if (sync_runtime_gil.thread_enter(tid, err, sizeof err) != 0)
+        abort();
+}
+
+static void *held_holder(void *arg)
+{
+    (void)arg;
+    gil_enter(0);
+    sem_post(&g_entered);
+    await_timed(1, TA_WAIT_GIL);             /* thread 1 is waiting for the GIL */
+    sleep_ms(50);                            /* holding it */
+    sync_runtime_gil.thread_exit(NULL);
+    return NULL;
+}
+
+static void *held_waiter(void *arg)
+{
+    (void)arg;
+    sem_wait(&g_entered);
+    ta_thread_start();
+    g_ta[1] = &ta_self;
+    gil_enter(1);                            /* waits until thread 0 leaves */
+    ta_thread_stop(&g_st[1]);
+    sync_runtime_gil.thread_exit(&g_st[1]);
+    return NULL;
+}
+
+static void assert_sum(const struct sync_stats *st)
+{
+    uint64_t sum = 0;
+    for (int c = 0; c < TA_NCAT; c++)
+        sum += st->time_ns[c];
+    if (sum < st->thread_time_ns * 0.98 || sum > st->thread_time_ns * 1.02)
+        fail_msg("categories sum to %llu ns, thread time %llu ns", (unsigned long long)sum,
+                 (unsigned long long)st->thread_time_ns);
+}
+
+static void test_gil_held_50ms_is_wait_gil(void **state)
+{
+    (void)state;
+    gil_up(1000);
+    pthread_t th[2];
+    pthread_create(&th[0], NULL, held_holder, NULL);
+    pthread_create(&th[1], NULL, held_waiter, NULL);
+    pthread_join(th[0], NULL);
+    pthread_join(th[1], NULL);
+    sync_runtime_gil.fini();
+    assert_false(poll_failed);
+    if (g_st[1].time_ns[TA_WAIT_GIL] < 45 * MS)
+        fail_msg("held 50 ms at the GIL, wait_gil %llu ns",
+                 (unsigned long long)g_st[1].time_ns[TA_WAIT_GIL]);
+    assert_true(g_st[1].gil_wait_ns >= 45 * MS);
+    assert_sum(&g_st[1]);
+    sync_stats_free(&g_st[1]);
+}
+
+/* ---- stepped: a holder that drops on request times its hand-off ---- */
+
+static void *drop_holder(void *arg)
+{
+    (void)arg;
+    ta_thread_start();
+    g_ta[0] = &ta_self;
+    gil_enter(0);
+    sem_post(&g_entered);
+    /* relaxed: a hint; we hold the GIL, so a set request stays set until we drop */
+    while (!atomic_load_explicit(&gil_drop_request, memory_order_relaxed))
+        sched_yield();
+    sync_tick();                             /* hands over, waits, takes it back */
+    ta_thread_stop(&g_st[0]);
+    sync_runtime_gil.thread_exit(&g_st[0]);
+    return NULL;
+}
+
+static void *drop_waiter(void *arg)
+{
+    (void)arg;
+    sem_wait(&g_entered);
+    gil_enter(1);
+    sleep_ms(20);                            /* holds it while thread 0 waits */
+    sync_runtime_gil.thread_exit(NULL);
+    return NULL;
+}
+
+static void test_gil_drop_is_handoff_then_wait(void **state)
+{
+    (void)state;
+    gil_up(1000);
+    pthread_t th[2];
+    pthread_create(&th[0], NULL, drop_holder, NULL);
+    pthread_create(&th[1], NULL, drop_waiter, NULL);
+    pthread_join(th[0], NULL);
+    pthread_join(th[1], NULL);
+    sync_runtime_gil.fini();
+    /* from its drop until thread 1 held the GIL: hand-off; then it waited while
+     * thread 1 held it for 20 ms */
+    assert_true(g_st[0].time_ns[TA_HANDOFF] > 0);
+    assert_true(g_st[0].time_ns[TA_WAIT_GIL] > 0);
+    assert_true(g_st[0].time_ns[TA_HANDOFF] + g_st[0].time_ns[TA_WAIT_GIL] >= 20 * MS);
+    assert_sum(&g_st[0]);
+    sync_stats_free(&g_st[0]);
+}
+
+/* ---- stepped: a thread held 30 ms at a spin lock (the locks runtime's lock) ---- */
+
+static wl_spin_t g_lock;
+static struct sync_stats g_spin_st;
+
+static void *spin_holder(void *arg)
+{
+    (void)arg;
+    wl_spin_lock(&g_lock);
+    sem_post(&g_entered);
+    await_timed(1, TA_WAIT_LOCK);            /* thread 1 is waiting for the lock */
+    sleep_ms(30);
+    wl_spin_unlock(&g_lock);
+    return NULL;
+}
+
+static void *spin_waiter(void *arg)
+{
+    (void)arg;
+    sem_wait(&g_entered);
+    ta_thread_start();
+    g_ta[1] = &ta_self;
+    wl_spin_lock(&g_lock);
+    wl_spin_unlock(&g_lock);
+    ta_thread_stop(&g_spin_st);
+    return NULL;
+}
+
+static void test_spin_lock_held_30ms_is_wait_lock(void **state)
+{
+    (void)state;
+    wl_spin_init(&g_lock);
+    memset(&g_spin_st, 0, sizeof g_spin_st);
+    g_ta[0] = g_ta[1] = NULL;
+    poll_failed = 0;
+    sem_init(&g_entered, 0, 0);
+    pthread_t th[2];
+    pthread_create(&th[0], NULL, spin_holder, NULL);
+    pthread_create(&th[1], NULL, spin_waiter, NULL);
+    pthread_join(th[0], NULL);
+    pthread_join(th[1], NULL);
+    assert_false(poll_failed);
+    if (g_spin_st.time_ns[TA_WAIT_LOCK] < 27 * MS)
+        fail_msg("held 30 ms at a spin lock, wait_lock %llu ns",
+                 (unsigned long long)g_spin_st.time_ns[TA_WAIT_LOCK]);
+    assert_sum(&g_spin_st);
+    sync_stats_free(&g_spin_st);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_sums_every_runtime, tu_setup_dir, tu_teardown_dir),
+        cmocka_unit_test_setup_teardown(test_gil_op_max_shows_handoffs, tu_setup_dir,
+                                        tu_teardown_dir),
+        cmocka_unit_test(test_gil_held_50ms_is_wait_gil),
+        cmocka_unit_test(test_gil_drop_is_handoff_then_wait),
+        cmocka_unit_test(test_spin_lock_held_30ms_is_wait_lock),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
