@@ -21,12 +21,14 @@
  * the categories add up to the thread's time; a window's phases are measured less the
  * calibrated cost of the clock readings themselves. Timed intervals met inside a
  * window leave it (they are counted once, as timed); an aborted attempt's share of the
- * window is dropped (it is counted as timed `wasted`).
+ * window is dropped (it is counted as timed `wasted`). A window with a sampled
+ * interval of TA_OUTLIER_NS or more (the thread was descheduled) is left out of the
+ * proportions unless most windows are (huge transactions).
  *
  * Operation latency: each window is one loop iteration (its block, every retry, and
  * the tick after it, so a GIL hand-off met at the tick is in it): the op_* histogram.
- * op_max_ns is the larger of the longest window and the longest single timed interval
- * (a wait or an aborted attempt) of the run: every one of those is timed, so a long
+ * op_max_ns is the larger of the longest window and the longest single stall (a
+ * chain of timed intervals, or an aborted attempt) of the run: each is timed, so a long
  * stall shows in the max even when its iteration was not sampled; it can miss only the
  * rest (the short, wait-free part) of such an iteration.
  *
