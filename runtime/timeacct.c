@@ -16,8 +16,8 @@ __thread struct ta_thread ta_self;
 
 static pthread_once_t ta_once = PTHREAD_ONCE_INIT;
 static double ta_npt = 1.0;     /* nanoseconds per tick */
-static uint64_t ta_cost;        /* ticks one sampled phase boundary costs (its reading) */
-static uint64_t ta_outlier = UINT64_MAX; /* ticks: a sampled interval this long spoils its window */
+uint64_t ta_cost;               /* ticks one sampled phase boundary costs (its reading) */
+uint64_t ta_outlier = UINT64_MAX; /* ticks: a sampled interval this long spoils its window */
 
 static const char *const ta_names[TA_NCAT] = {
     [TA_OUTSIDE] = "outside",
@@ -49,7 +49,7 @@ static uint64_t ta_ns(uint64_t ticks)
     return (uint64_t)((double)ticks * ta_npt);
 }
 
-/* Ends the running sampled interval at `now` into pending[cur], less one reading. An
+/* Ends the running sampled interval at `now` into win[cur], less one reading. An
  * interval of TA_OUTLIER_NS or more outside any timed wait means the thread was
  * descheduled (or interrupted) there: that window is left out of the proportions (one
  * 10 ms preemption would outweigh thousands of windows). */
@@ -58,45 +58,29 @@ static inline void ta_close(struct ta_thread *t, uint64_t now)
     uint64_t d = now - t->mark;
     if (d >= ta_outlier)
         t->win_spoiled = 1;
-    t->pending[t->cur] += d > ta_cost ? d - ta_cost : 0;
+    t->win[t->cur] += d > ta_cost ? d - ta_cost : 0;
     t->mark = now;
-}
-
-/* pending (the running attempt) -> win (the window) */
-static inline void ta_fold(struct ta_thread *t)
-{
-    for (int c = 0; c < TA_NCAT; c++) {
-        t->win[c] += t->pending[c];
-        t->pending[c] = 0;
-    }
 }
 
 void ta_phase_slow(int cat)
 {
-    struct ta_thread *t = &ta_self;
-    if (t->timed_cat < 0) {
-        ta_close(t, ta_ticks());
-        t->win_reads++;
-    }
-    t->cur = cat;   /* inside a timed interval: what resumes when it ends */
+    ta_phase_inline(&ta_self, cat);
 }
 
-void ta_fold_slow(int cat)
+void ta_attempt_slow(void)
 {
-    ta_phase_slow(cat);
-    ta_fold(&ta_self);
+    ta_phase_slow(TA_BEGIN);
+    memcpy(ta_self.win_at_attempt, ta_self.win, sizeof ta_self.win);
 }
 
 void ta_block_enter_slow(void)
 {
-    if (ta_self.depth++ == 0)
-        ta_phase_slow(TA_WORK);
+    ta_block_enter_inline(&ta_self);
 }
 
 void ta_block_leave_slow(void)
 {
-    if (ta_self.depth > 0 && --ta_self.depth == 0)
-        ta_fold_slow(TA_OUTSIDE);
+    ta_block_leave_inline(&ta_self);
 }
 
 /* Adds the open timed interval, ending at `now`, to its category. */
@@ -144,7 +128,7 @@ void ta_timed_end(void)
         t->mark = now;
 }
 
-void ta_abort(void)
+void ta_abort(uint64_t attempt_t0)
 {
     struct ta_thread *t = &ta_self;
     uint64_t now = ta_ticks();
@@ -153,17 +137,17 @@ void ta_abort(void)
         ta_stall(t, now - t->chain_t0);
         t->timed_cat = -1;
     }
-    if (t->attempt_t0) {
-        uint64_t span = now > t->attempt_t0 ? now - t->attempt_t0 : 0;
+    if (attempt_t0) {
+        uint64_t span = now > attempt_t0 ? now - attempt_t0 : 0;
         uint64_t inner = t->timed_total - t->attempt_timed0;  /* waits inside: their own */
         uint64_t w = span > inner ? span - inner : 0;
         t->timed[TA_WASTED] += w;
         t->timed_total += w;
         ta_stall(t, span);
-        t->attempt_t0 = 0;
     }
     if (t->sampling) {
-        memset(t->pending, 0, sizeof t->pending);   /* the attempt's share of the window */
+        /* the attempt's share of the window goes (win as at the attempt's begin) */
+        memcpy(t->win, t->win_at_attempt, sizeof t->win);
         t->mark = now;
         t->cur = TA_BEGIN;                          /* until the retry's begin */
     }
@@ -178,6 +162,7 @@ void ta_window_start(void)
     t->win_block = 0;
     t->win_spoiled = 0;
     memset(t->win, 0, sizeof t->win);
+    memset(t->win_at_attempt, 0, sizeof t->win_at_attempt);
     t->win_t0 = t->mark = ta_ticks();
     t->sampling = 1;
 }
@@ -196,15 +181,12 @@ uint64_t ta_window_stop(void)
     if (t->timed_cat >= 0)
         ta_timed_end();
     ta_close(t, now);
-    ta_fold(t);
     t->sampling = 0;
     t->windows++;
     t->windows_clean += !t->win_spoiled;
-    for (int c = 0; c < TA_NCAT; c++) {
-        t->sampled_all[c] += t->win[c];
-        if (!t->win_spoiled)
-            t->sampled[c] += t->win[c];
-    }
+    uint64_t *into = t->win_spoiled ? t->sampled_spoiled : t->sampled;
+    for (int c = 0; c < TA_NCAT; c++)
+        into[c] += t->win[c];
     uint64_t d = now - t->win_t0, cost = t->win_reads * ta_cost;
     lat_add(&t->op_hist, ta_ns(d > cost ? d - cost : 0));
     return ta_ns(t->win_block);
@@ -228,7 +210,7 @@ static void ta_calibrate(void)
     for (int r = 0; r < 8; r++) {
         uint64_t a = ta_ticks();
         for (int i = 0; i < 64; i++)
-            ta_phase_slow(i & 1);
+            ta_phase_inline(&ta_self, i & 1);   /* as the hooks do */
         uint64_t b = ta_ticks();
         if ((b - a) / 64 < best)
             best = (b - a) / 64;
@@ -256,19 +238,20 @@ void ta_thread_stop(struct sync_stats *out)
         ta_timed_end();
     /* The clean windows, unless most were spoiled: then the blocks themselves are
      * that long (huge transactions), and every window counts. */
-    const uint64_t *sampled = 2 * t->windows_clean >= t->windows ? t->sampled : t->sampled_all;
-    double timed_ns[TA_NCAT], timed_sum = 0, sampled_sum = 0;
+    int all = 2 * t->windows_clean < t->windows;
+    double timed_ns[TA_NCAT], sampled[TA_NCAT], timed_sum = 0, sampled_sum = 0;
     for (int c = 0; c < TA_NCAT; c++) {
         timed_ns[c] = (double)t->timed[c] * ta_npt;
         timed_sum += timed_ns[c];
-        sampled_sum += (double)sampled[c];
+        sampled[c] = (double)t->sampled[c] + (all ? (double)t->sampled_spoiled[c] : 0);
+        sampled_sum += sampled[c];
     }
     /* What the timed categories did not take is shared in the windows' proportions;
      * without any window, it was all outside blocks. Never negative: if the timed
      * ones took more than the thread's time (a bug), the sum shows it. */
     double busy = (double)total > timed_sum ? (double)total - timed_sum : 0;
     for (int c = 0; c < TA_NCAT; c++) {
-        double share = sampled_sum > 0 ? busy * (double)sampled[c] / sampled_sum
+        double share = sampled_sum > 0 ? busy * sampled[c] / sampled_sum
                                        : (c == TA_OUTSIDE ? busy : 0);
         out->time_ns[c] += (uint64_t)(timed_ns[c] + share + 0.5);
     }

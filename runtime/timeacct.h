@@ -21,12 +21,14 @@
  * the categories add up to the thread's time; a window's phases are measured less the
  * calibrated cost of the clock readings themselves. Timed intervals met inside a
  * window leave it (they are counted once, as timed); an aborted attempt's share of the
- * window is dropped (it is counted as timed `wasted`).
+ * window is dropped (it is counted as timed `wasted`). A window with a sampled
+ * interval of TA_OUTLIER_NS or more (the thread was descheduled) is left out of the
+ * proportions unless most windows are (huge transactions).
  *
  * Operation latency: each window is one loop iteration (its block, every retry, and
  * the tick after it, so a GIL hand-off met at the tick is in it): the op_* histogram.
- * op_max_ns is the larger of the longest window and the longest single timed interval
- * (a wait or an aborted attempt) of the run: every one of those is timed, so a long
+ * op_max_ns is the larger of the longest window and the longest single stall (a
+ * chain of timed intervals, or an aborted attempt) of the run: each is timed, so a long
  * stall shows in the max even when its iteration was not sampled; it can miss only the
  * rest (the short, wait-free part) of such an iteration.
  *
@@ -79,7 +81,7 @@ _Static_assert(TA_NCAT == SYNC_TA_NCAT, "common.h's SYNC_TA_NCAT must match enum
 const char *ta_cat_name(int cat);
 
 /* Loop iterations per window (a multiple of WL_BLOCK_SAMPLE, a power of two). */
-#define TA_WINDOW_EVERY 64
+#define TA_WINDOW_EVERY 128
 /* A sampled interval this long (not a timed wait) means the thread was descheduled:
  * its window is left out of the proportions (still a latency sample). */
 #define TA_OUTLIER_NS 200000
@@ -94,17 +96,16 @@ struct ta_thread {
     uint64_t chain_t0;      /* ticks: start of the chain of timed intervals it belongs to */
     uint64_t timed_total;   /* ticks in every timed interval so far */
     uint64_t timed_max;     /* ticks: the longest single timed interval */
-    uint64_t attempt_t0;    /* ticks: start of the running STM attempt, 0 = untimed */
-    uint64_t attempt_timed0;/* timed_total at that start */
+    uint64_t attempt_timed0;/* timed_total when the running (timed) STM attempt began */
     uint64_t win_t0;        /* ticks: the window's start */
     uint64_t win_reads;     /* phase readings in the window (their cost is subtracted) */
     uint64_t win_block;     /* ticks: the window's block (start to ta_window_block_done) */
     uint64_t timed[TA_NCAT];   /* ticks, exact */
-    uint64_t sampled[TA_NCAT]; /* ticks measured in clean windows */
-    uint64_t sampled_all[TA_NCAT]; /* ticks measured in every window */
+    uint64_t sampled[TA_NCAT];         /* ticks measured in clean windows */
+    uint64_t sampled_spoiled[TA_NCAT]; /* ticks measured in spoiled windows */
     uint64_t windows, windows_clean;
-    uint64_t pending[TA_NCAT]; /* ticks of the running attempt in the window */
-    uint64_t win[TA_NCAT];     /* ticks of the window, attempts that ended included */
+    uint64_t win[TA_NCAT];             /* ticks of the open window */
+    uint64_t win_at_attempt[TA_NCAT];  /* win when the running STM attempt began */
     int win_spoiled;           /* an interval of the window was an outlier (preemption) */
     uint64_t start_ns, stop_ns;
     struct lat_hist op_hist;   /* ns, one sample per window */
@@ -130,39 +131,73 @@ uint64_t ta_window_stop(void) SYNC_TM_PURE;
 
 /* Slow paths of the hooks below. */
 void ta_phase_slow(int cat) SYNC_TM_PURE;
-void ta_fold_slow(int cat) SYNC_TM_PURE;
+void ta_attempt_slow(void) SYNC_TM_PURE;
 void ta_block_enter_slow(void) SYNC_TM_PURE;
 void ta_block_leave_slow(void) SYNC_TM_PURE;
 void ta_timed_begin(int cat) SYNC_TM_PURE;
 void ta_timed_end(void) SYNC_TM_PURE;
-void ta_abort(void) SYNC_TM_PURE;
+void ta_abort(uint64_t attempt_t0) SYNC_TM_PURE;
 
 /* Nanoseconds per tick (calibrated once per process; 1.0 before any thread started). */
 double ta_ns_per_tick(void);
+
+/* Calibration, read-only once a thread started (timeacct.c): ticks one sampled phase
+ * boundary costs, and the length of a sampled interval that spoils its window. */
+extern uint64_t ta_cost, ta_outlier;
+
+/* A sampled phase boundary, inline: a call in a block's cold path would make the
+ * compiler keep fewer values in registers across it on the hot path. Only ta_self is
+ * written. */
+static inline void ta_phase_inline(struct ta_thread *t, int cat)
+{
+    if (t->timed_cat < 0) {
+        uint64_t now = ta_ticks(), d = now - t->mark;
+        if (d >= ta_outlier)
+            t->win_spoiled = 1;
+        t->win[t->cur] += d > ta_cost ? d - ta_cost : 0;
+        t->mark = now;
+        t->win_reads++;
+    }
+    t->cur = cat;   /* inside a timed interval: what resumes when it ends */
+}
+static inline void ta_block_enter_inline(struct ta_thread *t)
+{
+    if (t->depth++ == 0)
+        ta_phase_inline(t, TA_WORK);
+}
+static inline void ta_block_leave_inline(struct ta_thread *t)
+{
+    if (t->depth > 0 && --t->depth == 0)
+        ta_phase_inline(t, TA_OUTSIDE);
+}
 
 #if STMBENCH_TIMEACCT
 /* A sampled phase boundary: from here on the thread is in `cat`. */
 #define TA_PHASE(cat)                                    \
     do {                                                 \
         if (SYNC_UNLIKELY(ta_self.sampling))             \
-            ta_phase_slow(cat);                          \
+            ta_phase_inline(&ta_self, (cat));            \
     } while (0)
-/* An STM attempt begins (BEGIN from here) / a transaction ended (OUTSIDE from here):
- * the window's time so far is kept (an abort later drops only the attempt's). */
+/* An STM attempt begins (BEGIN from here; an abort later drops the window's time
+ * from here on) / a transaction ended (OUTSIDE from here). */
 #define TA_TX_BEGIN()                                    \
     do {                                                 \
         if (SYNC_UNLIKELY(ta_self.sampling))             \
-            ta_fold_slow(TA_BEGIN);                      \
+            ta_attempt_slow();                           \
     } while (0)
-#define TA_TX_END()                                      \
-    do {                                                 \
-        if (SYNC_UNLIKELY(ta_self.sampling))             \
-            ta_fold_slow(TA_OUTSIDE);                    \
-    } while (0)
+#define TA_TX_END() TA_PHASE(TA_OUTSIDE)
 /* An atomic block's boundaries in runtimes without phases of their own (nesting is
- * counted: only the outermost block switches between OUTSIDE and WORK). Expressions. */
-#define TA_BLOCK_ENTER() ((void)(SYNC_UNLIKELY(ta_self.sampling) ? ta_block_enter_slow() : (void)0))
-#define TA_BLOCK_LEAVE() ((void)(SYNC_UNLIKELY(ta_self.sampling) ? ta_block_leave_slow() : (void)0))
+ * counted: only the outermost block switches between OUTSIDE and WORK). Expressions.
+ * The _CALL forms call out of line (itm: inside a transaction, a nested block's hook
+ * must be a transaction_pure call, not instrumented inline code). */
+#define TA_BLOCK_ENTER() \
+    ((void)(SYNC_UNLIKELY(ta_self.sampling) ? ta_block_enter_inline(&ta_self) : (void)0))
+#define TA_BLOCK_LEAVE() \
+    ((void)(SYNC_UNLIKELY(ta_self.sampling) ? ta_block_leave_inline(&ta_self) : (void)0))
+#define TA_BLOCK_ENTER_CALL() \
+    ((void)(SYNC_UNLIKELY(ta_self.sampling) ? ta_block_enter_slow() : (void)0))
+#define TA_BLOCK_LEAVE_CALL() \
+    ((void)(SYNC_UNLIKELY(ta_self.sampling) ? ta_block_leave_slow() : (void)0))
 /* A timed interval (always measured): a wait, a page unsharing. A begin while another
  * interval is open ends that one at the same reading. */
 #define TA_TIMED_BEGIN(cat) ta_timed_begin(cat)
@@ -170,24 +205,24 @@ double ta_ns_per_tick(void);
 /* An STM attempt started at tick t0 (0: not timed, the thread was alone). */
 #define TA_ATTEMPT(t0)                                   \
     do {                                                 \
-        uint64_t ta_t0_ = (t0);                          \
-        ta_self.attempt_t0 = ta_t0_;                     \
-        if (ta_t0_)                                      \
+        if (t0)                                          \
             ta_self.attempt_timed0 = ta_self.timed_total; \
     } while (0)
-/* The running attempt aborted: its time (less the timed intervals inside it) is
- * wasted; its share of an open window is dropped. */
-#define TA_ABORT() ta_abort()
+/* The running attempt, started at tick t0 (0: untimed), aborted: its time (less the
+ * timed intervals inside it) is wasted; its share of an open window is dropped. */
+#define TA_ABORT(t0) ta_abort(t0)
 #else
 #define TA_PHASE(cat) ((void)0)
 #define TA_TX_BEGIN() ((void)0)
 #define TA_TX_END() ((void)0)
 #define TA_BLOCK_ENTER() ((void)0)
 #define TA_BLOCK_LEAVE() ((void)0)
+#define TA_BLOCK_ENTER_CALL() ((void)0)
+#define TA_BLOCK_LEAVE_CALL() ((void)0)
 #define TA_TIMED_BEGIN(cat) ((void)0)
 #define TA_TIMED_END() ((void)0)
 #define TA_ATTEMPT(t0) ((void)(t0))
-#define TA_ABORT() ((void)0)
+#define TA_ABORT(t0) ((void)(t0))
 #endif
 
 #endif

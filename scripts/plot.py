@@ -10,6 +10,12 @@ writes PNG and SVG files into RESULTS_DIR/plots/:
   latency_<w>      commit and block latency, p50 and p99, against threads (log y)
   stm_aborts_unshared   STM aborts per commit and unshared pages against threads
   overhead_bars    the "n% slower than single-thread" figure, workloads x runtimes
+  breakdown_<w>    where the time goes: one stacked bar per runtime x threads, 100% =
+                   thread time, one colour per category of the time breakdown
+  breakdown_<N>threads   the same for every workload at N threads in one figure (N = 2,
+                   or the highest thread count run)
+  oplatency_<w>    operation latency percentiles (p50 ... p99.99, max), one line per
+                   runtime x threads (log y)
   throughput_all   the throughput plots of every workload in one figure
 
 Run it with /usr/bin/python3 (Debian's python3-matplotlib). Exit status: 0 ok, 2 bad
@@ -288,6 +294,109 @@ def fig_overhead_bars(points, machine, outdir, made):
     save(fig, outdir, "overhead_bars", made)
 
 
+# One colour per category of the time breakdown: greys for the useful time, warm colours
+# for waits, blues for the STM's own bookkeeping, red for aborted work.
+CAT_COLOURS = {
+    "outside": "#c7c7c7", "work": "#7f7f7f", "wasted": "#d62728", "begin": "#aec7e8",
+    "validate": "#6baed6", "wait_lock": "#ff7f0e", "publish": "#1f77b4",
+    "unshare": "#9467bd", "wait_owner": "#e377c2", "wait_inevitable": "#8c564b",
+    "wait_gil": "#ffbb78", "handoff": "#bcbd22",
+}
+
+
+def draw_breakdown(ax, points, keys, labels):
+    """Stacked bars, one per key (w, rt, t), shares of thread time in %."""
+    shares = [points[k].shares() for k in keys]
+    bottom = [0.0] * len(keys)
+    for cat, label, _ in rep.TIME_CATEGORIES:
+        vals = [100.0 * (sh[cat] or 0) for sh in shares]
+        if not any(vals):
+            continue
+        ax.bar(range(len(keys)), vals, bottom=bottom, color=CAT_COLOURS.get(cat, "#17becf"),
+               label=label, width=0.75, edgecolor="white", linewidth=0.3)
+        bottom = [b + v for b, v in zip(bottom, vals)]
+    ax.set_xticks(range(len(keys)))
+    ax.set_xticklabels(labels, rotation=45, ha="right", fontsize="small")
+    ax.set_ylim(0, 100)
+    ax.set_ylabel("% of thread time (threads × duration)")
+    ax.grid(True, axis="y", alpha=0.3)
+
+
+def breakdown_keys(points, w, threads=None):
+    return [k for k in sorted((k for k in points if k[0] == w and points[k].shares()),
+                              key=lambda k: (rep.runtime_key(k[1]), k[2]))
+            if threads is None or k[2] == threads]
+
+
+def fig_breakdown(points, w, machine, outdir, made):
+    keys = breakdown_keys(points, w)
+    if not keys:
+        return
+    fig, ax = plt.subplots(figsize=(max(6, 0.55 * len(keys) + 3), 4.8))
+    draw_breakdown(ax, points, keys, ["%s ×%d" % (k[1], k[2]) for k in keys])
+    ax.set_title("%s: where the time goes (runtime × threads)\n%s" % (w, machine),
+                 fontsize="medium")
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    save(fig, outdir, "breakdown_%s" % rep.safe_name(w), made)
+
+
+def fig_breakdown_threads(points, machine, outdir, made):
+    """Every workload at one thread count (2, else the highest run) in one figure."""
+    ts = sorted({k[2] for k in points if points[k].shares()})
+    if not ts:
+        return
+    t = 2 if 2 in ts else ts[-1]
+    wls = [w for w in rep.workloads_of(points) if breakdown_keys(points, w, t)]
+    fig, axes = plt.subplots(1, len(wls), figsize=(3.2 * len(wls) + 2.5, 4.6), squeeze=False)
+    seen = {}
+    for ax, w in zip(axes[0], wls):
+        keys = breakdown_keys(points, w, t)
+        draw_breakdown(ax, points, keys, [k[1] for k in keys])
+        ax.set_title(w, fontsize="medium")
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            seen.setdefault(lab, h)
+    for ax in axes[0][1:]:
+        ax.set_ylabel("")
+    order = [c[1] for c in rep.TIME_CATEGORIES if c[1] in seen]
+    fig.suptitle("Where the time goes at %d thread%s — %s" % (t, "" if t == 1 else "s", machine),
+                 fontsize="medium")
+    fig.tight_layout(rect=(0, 0, 0.85, 1))
+    fig.legend([seen[lab] for lab in reversed(order)], list(reversed(order)),
+               loc="center left", bbox_to_anchor=(0.85, 0.5), fontsize="small")
+    save(fig, outdir, "breakdown_%dthreads" % t, made)
+
+
+def fig_op_latency(points, w, machine, outdir, made):
+    qs = rep.OP_LATENCY
+    fig, ax = plt.subplots(figsize=(7.5, 4.6))
+    drew = False
+    styles = ["-", "--", ":", "-."]
+    for rt in rep.runtimes_of(points, w):
+        c, m = style(rt)
+        for i, t in enumerate(rep.threads_of(points, w, rt)):
+            p = points[(w, rt, t)]
+            ys = [p.med(col) for col, _ in qs]
+            xs = [j for j, y in enumerate(ys) if y]
+            if not xs:
+                continue
+            ax.plot(xs, [ys[j] for j in xs], color=c, marker=m, linestyle=styles[i % len(styles)],
+                    label="%s ×%d" % (rt, t))
+            drew = True
+    if not drew:
+        plt.close(fig)
+        return
+    ax.set_yscale("log")
+    ax.set_xticks(range(len(qs)))
+    ax.set_xticklabels([q for _, q in qs])
+    ax.set_xlabel("percentile of operation latency (every wait and retry included)")
+    ax.set_ylabel("ns (log scale)")
+    ax.grid(True, alpha=0.3)
+    ax.set_title("%s: operation latency by runtime × threads\n%s" % (w, machine),
+                 fontsize="medium")
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    save(fig, outdir, "oplatency_%s" % rep.safe_name(w), made)
+
+
 def main(argv):
     if len(argv) != 2:
         sys.stderr.write("usage: plot.py RESULTS_DIR\n")
@@ -311,6 +420,9 @@ def main(argv):
         fig_throughput(points, w, machine, outdir, made)
         fig_speedup(points, w, machine, outdir, made)
         fig_latency(points, w, machine, outdir, made)
+        fig_breakdown(points, w, machine, outdir, made)
+        fig_op_latency(points, w, machine, outdir, made)
+    fig_breakdown_threads(points, machine, outdir, made)
     fig_stm(points, machine, outdir, made)
     fig_overhead_bars(points, machine, outdir, made)
     fig_throughput_all(points, machine, outdir, made)

@@ -32,7 +32,7 @@ RUN_COLUMNS = (
 CONFLICT_COLUMNS = "run_id,t_ns,thread,other_thread,kind,object,page,site,wasted_ns".split(",")
 
 # Display order: the baseline first, then from coarse to fine, the STM last.
-RUNTIME_ORDER = ["seq", "mutex", "gil", "locks", "stm"]
+RUNTIME_ORDER = ["seq", "mutex", "gil", "locks", "stm", "itm"]
 WORKLOAD_ORDER = ["bank", "rbtree", "hashmap", "interp"]
 BASELINE_RT = "seq"
 
@@ -51,6 +51,36 @@ def runtime_key(name):
 
 def workload_key(name):
     return order_key(WORKLOAD_ORDER)(name)
+
+
+# The time breakdown's categories (runtime/timeacct.h, enum ta_cat order): the CSV
+# column time_<name>_ns, a label and what it holds. "lost" categories are neither the
+# blocks' work nor the code outside blocks: the runtime's overhead and its waits.
+TIME_CATEGORIES = [
+    ("outside", "outside blocks", "workload code outside atomic blocks, keys, the loop"),
+    ("work", "work in blocks", "inside atomic blocks: committed STM attempts, the mutex, "
+     "locks or GIL held"),
+    ("wasted", "aborted attempts", "STM: attempts thrown away, their rollback included"),
+    ("begin", "begin + import", "STM: starting a transaction, importing others' commits"),
+    ("validate", "validation", "STM: a commit's import and read-set check"),
+    ("wait_lock", "wait for lock", "waiting for the mutex, a fine-grained lock, the STM's "
+     "commit lock"),
+    ("publish", "commit copies", "STM: log entry, copies into the committed segment, link"),
+    ("unshare", "page unsharing", "STM: copying and remapping pages"),
+    ("wait_owner", "wait for owner", "STM: waiting for an object's write owner"),
+    ("wait_inevitable", "wait for inevitable", "STM: waiting behind an inevitable "
+     "transaction"),
+    ("wait_gil", "wait for GIL", "GIL: waiting to take it"),
+    ("handoff", "GIL hand-off", "GIL: from a drop until another thread holds it"),
+]
+TIME_COLUMNS = ["time_%s_ns" % c[0] for c in TIME_CATEGORIES]
+OP_LATENCY = [("op_p50_ns", "p50"), ("op_p99_ns", "p99"), ("op_p99_9_ns", "p99.9"),
+              ("op_p99_99_ns", "p99.99"), ("op_max_ns", "max")]
+
+
+def has_breakdown(row):
+    return isinstance(row.get("thread_time_ns"), int) and row["thread_time_ns"] > 0 and \
+        any(isinstance(row.get(c), int) and row[c] > 0 for c in TIME_COLUMNS)
 
 
 # ---------------------------------------------------------------- reading files
@@ -196,6 +226,15 @@ class Point:
     @property
     def ops_per_s(self):
         return self.med("ops_per_s")
+
+    def shares(self):
+        """{category: median share of thread time}, from the runs with a breakdown;
+        None when no run has one (an old CSV, or a TIMEACCT=0 build)."""
+        rows = [r for r in self.rows if has_breakdown(r)]
+        if not rows:
+            return None
+        return {c[0]: median([r["time_%s_ns" % c[0]] / r["thread_time_ns"] for r in rows])
+                for c in TIME_CATEGORIES}
 
     @property
     def aborts_per_commit(self):
@@ -403,6 +442,7 @@ def write_overhead(d, rows, ctx):
                          "%d/%d" % (r["runs"], r["runs"] + r["checks_failed"])])
         out += [md_table(["runtime", "threads", "ops/s", "n%", "× own", "× seq",
                           "aborts/commit", "block p99", "runs passed"], body), ""]
+    out += where_time_goes_md(points)
     bad = [p for p in points.values() if p.failed]
     if bad:
         out += ["## Failed checks", "",
@@ -413,6 +453,89 @@ def write_overhead(d, rows, ctx):
     with open(os.path.join(d, "overhead.md"), "w") as f:
         f.write("\n".join(out))
     return orows
+
+
+# ---------------------------------------------------------------- time breakdown
+
+def fmt_share(v):
+    if v is None:
+        return "n/a"
+    if v == 0:
+        return "–"
+    return "%.1f%%" % (100.0 * v) if v >= 0.001 else "<0.1%"
+
+
+def where_time_goes_md(points):
+    """The "where the time goes" and operation-latency sections of overhead.md."""
+    keys = sorted((k for k, p in points.items() if p.shares()),
+                  key=lambda k: (workload_key(k[0]), runtime_key(k[1]), k[2]))
+    if not keys:
+        return []
+    used = [c for c in TIME_CATEGORIES
+            if any(points[k].shares()[c[0]] for k in keys)]
+    out = ["## Where the time goes", "",
+           "Each run's thread time (threads × duration, from the start gate to the stop) "
+           "split into categories; median share over the runs of a point, so a row adds "
+           "up to about 100%. Waits, aborted attempts and page unsharing are timed every "
+           "time; the other categories share the rest in the proportions measured on one "
+           "loop iteration in 128 (runtime/timeacct.h; the README says what each "
+           "category holds). A dash: no time at all.", ""]
+    out += ["Categories: " + "; ".join("*%s*: %s" % (c[1], c[2]) for c in used) + ".", ""]
+    hdr = ["workload", "runtime", "threads"] + [c[1] for c in used]
+    body = [[k[0], k[1], k[2]] + [fmt_share(points[k].shares()[c[0]]) for c in used]
+            for k in keys]
+    out += [md_table(hdr, body, "llr" + "r" * len(used)), ""]
+    out += ["## Operation latency", "",
+            "One loop iteration (an operation with --ops-per-tx 1) as the program sees it: "
+            "its atomic block with every retry and wait, and the tick after it (where a GIL "
+            "thread waits for the GIL). Percentiles of one iteration in 128 (median over "
+            "runs); max: the longest sampled iteration or the longest single stall (a wait "
+            "or an aborted attempt, each timed), whichever is longer: a lower bound of the "
+            "true max that misses at most the wait-free rest of that iteration.", ""]
+    body = []
+    for k in keys:
+        p = points[k]
+        body.append([k[0], k[1], k[2]] + [fmt_ns(p.med(col)) for col, _ in OP_LATENCY])
+    out += [md_table(["workload", "runtime", "threads"] + [q for _, q in OP_LATENCY], body,
+                     "llr" + "r" * len(OP_LATENCY)), ""]
+    return out
+
+
+LOST = [c[0] for c in TIME_CATEGORIES if c[0] not in ("outside", "work")]
+
+
+def lost_time_lines(points):
+    """One line per (workload, runtime) at its highest thread count: how much of the
+    thread time went neither to the blocks' work nor outside them, what share of that
+    the aborts explain, and what the rest is."""
+    lines = []
+    for w in workloads_of(points):
+        for rt in runtimes_of(points, w):
+            ts = [t for t in threads_of(points, w, rt) if points[(w, rt, t)].shares()]
+            if not ts:
+                continue
+            t = max(ts)
+            sh = points[(w, rt, t)].shares()
+            lost = sum(sh[c] or 0 for c in LOST)
+            label = dict((c[0], c[1]) for c in TIME_CATEGORIES)
+            if lost <= 0:
+                lines.append("- **%s / %s, %d thread%s**: no time in waits or runtime "
+                             "phases: %s in blocks, %s outside%s." % (
+                                 w, rt, t, "" if t == 1 else "s", fmt_share(sh["work"]),
+                                 fmt_share(sh["outside"]),
+                                 "" if rt == BASELINE_RT else
+                                 " (this runtime's own cost, if any, is inside the blocks)"))
+                continue
+            rest = sorted(((sh[c] or 0, c) for c in LOST if c != "wasted" and sh[c]),
+                          reverse=True)
+            rest_s = ", ".join("%s %s (%.0f%% of it)" % (label[c], fmt_share(v), 100 * v / lost)
+                               for v, c in rest[:4]) or "nothing else"
+            lines.append("- **%s / %s, %d thread%s**: %s of thread time lost (not work, "
+                         "not outside blocks); aborts explain %.0f%% of it (%s of thread "
+                         "time); the rest: %s." % (
+                             w, rt, t, "" if t == 1 else "s", fmt_share(lost),
+                             100 * (sh["wasted"] or 0) / lost, fmt_share(sh["wasted"]), rest_s))
+    return lines
 
 
 # ---------------------------------------------------------------- conflict report
@@ -437,6 +560,14 @@ def write_conflicts(d, rows, ctx):
            "is the shared datum to split, pad, or stop writing on every transaction "
            "(counters, sizes, a root pointer). Many conflicts on one page but spread over "
            "objects point at unrelated objects that only share a page.", ""]
+    lost = lost_time_lines(aggregate(rows)[0])
+    if lost:
+        out += ["## What the aborts explain", "",
+                "Per runtime and workload, at the highest thread count run: the share of "
+                "thread time lost to the runtime (its waits, aborted attempts and "
+                "bookkeeping: everything but the blocks' work and the code outside them, "
+                "from the time breakdown), and how much of that the aborts explain.", ""]
+        out += lost + [""]
     if not os.path.isfile(path) or os.path.getsize(path) == 0:
         out += ["No `conflicts.csv` (or an empty one) in this directory: no aborts recorded.", ""]
         with open(os.path.join(d, "conflicts.md"), "w") as f:

@@ -29,14 +29,7 @@
 
 #include <cmocka.h>
 
-#define MS 1000000ull
-
-static void sleep_ms(long ms)
-{
-    struct timespec d = {ms / 1000, (ms % 1000) * 1000000L};
-    while (nanosleep(&d, &d) != 0)
-        ;
-}
+#include "tests/breakdown_testutil.h"
 
 /* ---- one run per runtime, from the CSV ---- */
 
@@ -138,30 +131,6 @@ static void test_gil_op_max_shows_handoffs(void **state)
 
 static sem_t g_entered;
 static struct sync_stats g_st[2];
-static struct ta_thread *volatile g_ta[2];   /* each thread's own record, for polling */
-
-static int timed_cat_of(int tid)
-{
-    struct ta_thread *t;
-    while (!(t = g_ta[tid]))
-        sched_yield();
-    return __atomic_load_n(&t->timed_cat, __ATOMIC_RELAXED);
-}
-
-/* Waits until thread tid is in a timed interval of category cat; a watchdog (10 s)
- * turns a missing hook into a failure (poll_failed, asserted by main), not a hang. */
-static int poll_failed;
-static void await_timed(int tid, int cat)
-{
-    uint64_t give_up = sync_now_ns() + 10000000000ull;
-    while (timed_cat_of(tid) != cat) {
-        if (sync_now_ns() > give_up) {
-            poll_failed = 1;
-            return;
-        }
-        sched_yield();
-    }
-}
 
 static void gil_up(uint64_t interval_us)
 {
@@ -169,8 +138,8 @@ static void gil_up(uint64_t interval_us)
     struct sync_config cfg = {.nthreads = 2, .seed = 1, .gil_interval_us = interval_us};
     assert_int_equal(sync_runtime_gil.init(&cfg, err, sizeof err), 0);
     memset(g_st, 0, sizeof g_st);
-    g_ta[0] = g_ta[1] = NULL;
-    poll_failed = 0;
+    bd_ta[0] = bd_ta[1] = NULL;
+    bd_poll_failed = 0;
     sem_init(&g_entered, 0, 0);
 }
 
@@ -186,8 +155,8 @@ static void *held_holder(void *arg)
     (void)arg;
     gil_enter(0);
     sem_post(&g_entered);
-    await_timed(1, TA_WAIT_GIL);             /* thread 1 is waiting for the GIL */
-    sleep_ms(50);                            /* holding it */
+    bd_await_timed(1, TA_WAIT_GIL);             /* thread 1 is waiting for the GIL */
+    bd_sleep_ms(50);                            /* holding it */
     sync_runtime_gil.thread_exit(NULL);
     return NULL;
 }
@@ -197,21 +166,11 @@ static void *held_waiter(void *arg)
     (void)arg;
     sem_wait(&g_entered);
     ta_thread_start();
-    g_ta[1] = &ta_self;
+    bd_ta[1] = &ta_self;
     gil_enter(1);                            /* waits until thread 0 leaves */
     ta_thread_stop(&g_st[1]);
     sync_runtime_gil.thread_exit(&g_st[1]);
     return NULL;
-}
-
-static void assert_sum(const struct sync_stats *st)
-{
-    uint64_t sum = 0;
-    for (int c = 0; c < TA_NCAT; c++)
-        sum += st->time_ns[c];
-    if (sum < st->thread_time_ns * 0.98 || sum > st->thread_time_ns * 1.02)
-        fail_msg("categories sum to %llu ns, thread time %llu ns", (unsigned long long)sum,
-                 (unsigned long long)st->thread_time_ns);
 }
 
 static void test_gil_held_50ms_is_wait_gil(void **state)
@@ -224,12 +183,12 @@ static void test_gil_held_50ms_is_wait_gil(void **state)
     pthread_join(th[0], NULL);
     pthread_join(th[1], NULL);
     sync_runtime_gil.fini();
-    assert_false(poll_failed);
+    assert_false(bd_poll_failed);
     if (g_st[1].time_ns[TA_WAIT_GIL] < 45 * MS)
         fail_msg("held 50 ms at the GIL, wait_gil %llu ns",
                  (unsigned long long)g_st[1].time_ns[TA_WAIT_GIL]);
     assert_true(g_st[1].gil_wait_ns >= 45 * MS);
-    assert_sum(&g_st[1]);
+    bd_assert_sum(&g_st[1]);
     sync_stats_free(&g_st[1]);
 }
 
@@ -239,7 +198,7 @@ static void *drop_holder(void *arg)
 {
     (void)arg;
     ta_thread_start();
-    g_ta[0] = &ta_self;
+    bd_ta[0] = &ta_self;
     gil_enter(0);
     sem_post(&g_entered);
     /* relaxed: a hint; we hold the GIL, so a set request stays set until we drop */
@@ -256,7 +215,7 @@ static void *drop_waiter(void *arg)
     (void)arg;
     sem_wait(&g_entered);
     gil_enter(1);
-    sleep_ms(20);                            /* holds it while thread 0 waits */
+    bd_sleep_ms(20);                            /* holds it while thread 0 waits */
     sync_runtime_gil.thread_exit(NULL);
     return NULL;
 }
@@ -276,7 +235,7 @@ static void test_gil_drop_is_handoff_then_wait(void **state)
     assert_true(g_st[0].time_ns[TA_HANDOFF] > 0);
     assert_true(g_st[0].time_ns[TA_WAIT_GIL] > 0);
     assert_true(g_st[0].time_ns[TA_HANDOFF] + g_st[0].time_ns[TA_WAIT_GIL] >= 20 * MS);
-    assert_sum(&g_st[0]);
+    bd_assert_sum(&g_st[0]);
     sync_stats_free(&g_st[0]);
 }
 
@@ -290,8 +249,8 @@ static void *spin_holder(void *arg)
     (void)arg;
     wl_spin_lock(&g_lock);
     sem_post(&g_entered);
-    await_timed(1, TA_WAIT_LOCK);            /* thread 1 is waiting for the lock */
-    sleep_ms(30);
+    bd_await_timed(1, TA_WAIT_LOCK);            /* thread 1 is waiting for the lock */
+    bd_sleep_ms(30);
     wl_spin_unlock(&g_lock);
     return NULL;
 }
@@ -301,7 +260,7 @@ static void *spin_waiter(void *arg)
     (void)arg;
     sem_wait(&g_entered);
     ta_thread_start();
-    g_ta[1] = &ta_self;
+    bd_ta[1] = &ta_self;
     wl_spin_lock(&g_lock);
     wl_spin_unlock(&g_lock);
     ta_thread_stop(&g_spin_st);
@@ -313,19 +272,19 @@ static void test_spin_lock_held_30ms_is_wait_lock(void **state)
     (void)state;
     wl_spin_init(&g_lock);
     memset(&g_spin_st, 0, sizeof g_spin_st);
-    g_ta[0] = g_ta[1] = NULL;
-    poll_failed = 0;
+    bd_ta[0] = bd_ta[1] = NULL;
+    bd_poll_failed = 0;
     sem_init(&g_entered, 0, 0);
     pthread_t th[2];
     pthread_create(&th[0], NULL, spin_holder, NULL);
     pthread_create(&th[1], NULL, spin_waiter, NULL);
     pthread_join(th[0], NULL);
     pthread_join(th[1], NULL);
-    assert_false(poll_failed);
+    assert_false(bd_poll_failed);
     if (g_spin_st.time_ns[TA_WAIT_LOCK] < 27 * MS)
         fail_msg("held 30 ms at a spin lock, wait_lock %llu ns",
                  (unsigned long long)g_spin_st.time_ns[TA_WAIT_LOCK]);
-    assert_sum(&g_spin_st);
+    bd_assert_sum(&g_spin_st);
     sync_stats_free(&g_spin_st);
 }
 

@@ -26,7 +26,7 @@
 
 #include <cmocka.h>
 
-#define MS 1000000ull
+#include "tests/breakdown_testutil.h"
 
 typedef struct cell {
     SYNC_OBJECT_HEADER;
@@ -37,15 +37,7 @@ typedef SYNC_REF(cell_t) cell_ref;
 static cell_ref X, Y;
 static sem_t s_a, s_b;
 static struct sync_stats st[2];
-static struct ta_thread *volatile tas[2];
 static pthread_barrier_t entered;
-
-static void sleep_ms(long ms)
-{
-    struct timespec d = {ms / 1000, (ms % 1000) * 1000000L};
-    while (nanosleep(&d, &d) != 0)
-        ;
-}
 
 static void rt_up(void)
 {
@@ -53,7 +45,7 @@ static void rt_up(void)
     struct sync_config cfg = {.nthreads = 2, .heap_bytes = 64u << 20};
     assert_int_equal(sync_runtime_stm.init(&cfg, err, sizeof err), 0);
     memset(st, 0, sizeof st);
-    tas[0] = tas[1] = NULL;
+    bd_ta[0] = bd_ta[1] = NULL;
     sem_init(&s_a, 0, 0);
     sem_init(&s_b, 0, 0);
     pthread_barrier_init(&entered, NULL, 2);
@@ -79,7 +71,7 @@ static void start(int tid)
 {
     char err[256];
     ta_thread_start();
-    tas[tid] = &ta_self;
+    bd_ta[tid] = &ta_self;
     if (sync_runtime_stm.thread_enter(tid, err, sizeof err) != 0)
         abort();
     pthread_barrier_wait(&entered);
@@ -91,26 +83,6 @@ static void finish(int tid)
     sync_runtime_stm.thread_exit(&st[tid]);
 }
 
-static int timed_cat_of(int tid)
-{
-    return __atomic_load_n(&tas[tid]->timed_cat, __ATOMIC_RELAXED);
-}
-
-/* Waits until thread tid is in a timed interval of category cat; a watchdog (10 s)
- * turns a missing hook into a failure (poll_failed, asserted by main), not a hang. */
-static int poll_failed;
-static void await_timed(int tid, int cat)
-{
-    uint64_t give_up = sync_now_ns() + 10000000000ull;
-    while (timed_cat_of(tid) != cat) {
-        if (sync_now_ns() > give_up) {
-            poll_failed = 1;
-            return;
-        }
-        sched_yield();
-    }
-}
-
 static void run2(void *(*a)(void *), void *(*b)(void *))
 {
     pthread_t ta, tb;
@@ -118,16 +90,6 @@ static void run2(void *(*a)(void *), void *(*b)(void *))
     pthread_create(&tb, NULL, b, NULL);
     pthread_join(ta, NULL);
     pthread_join(tb, NULL);
-}
-
-static void assert_sum(const struct sync_stats *s)
-{
-    uint64_t sum = 0;
-    for (int c = 0; c < TA_NCAT; c++)
-        sum += s->time_ns[c];
-    if (sum < s->thread_time_ns * 0.98 || sum > s->thread_time_ns * 1.02)
-        fail_msg("categories sum to %llu ns, thread time %llu ns", (unsigned long long)sum,
-                 (unsigned long long)s->thread_time_ns);
 }
 
 /* ---- a committer behind an inevitable transaction ---- */
@@ -139,8 +101,8 @@ static void *inev_a(void *arg)
     SYNC_ATOMIC("test.inev.a") {
         sync_inevitable();
         sem_post(&s_b);                              /* B: write X and commit */
-        await_timed(1, TA_WAIT_INEVITABLE);           /* B waits behind us */
-        sleep_ms(50);
+        bd_await_timed(1, TA_WAIT_INEVITABLE);           /* B waits behind us */
+        bd_sleep_ms(50);
         SYNC_WRITE(Y);
         Y->v = 1;
     }
@@ -165,16 +127,16 @@ static void test_blocked_behind_inevitable(void **state)
 {
     (void)state;
     rt_up();
-    poll_failed = 0;
+    bd_poll_failed = 0;
     run2(inev_a, inev_b);
-    assert_false(poll_failed);
+    assert_false(bd_poll_failed);
     if (st[1].time_ns[TA_WAIT_INEVITABLE] < 45 * MS)
         fail_msg("blocked 50 ms behind an inevitable transaction, wait_inevitable %llu ns",
                  (unsigned long long)st[1].time_ns[TA_WAIT_INEVITABLE]);
     assert_int_equal(sync_stats_aborts(&st[1]), 0);
     assert_int_equal(st[0].inevitable, 1);
-    assert_sum(&st[0]);
-    assert_sum(&st[1]);
+    bd_assert_sum(&st[0]);
+    bd_assert_sum(&st[1]);
     rt_down();
 }
 
@@ -192,7 +154,7 @@ static uint64_t rw_block(void)
         if (rw_attempts == 1) {
             sem_post(&s_b);          /* B: commit your write to X now */
             sem_wait(&s_a);          /* ... done */
-            sleep_ms(20);            /* the attempt goes on 20 ms, then aborts */
+            bd_sleep_ms(20);            /* the attempt goes on 20 ms, then aborts */
         }
         SYNC_WRITE(Y);
         Y->v = x + 1;
@@ -242,7 +204,7 @@ static void test_aborted_attempt_is_wasted(void **state)
     assert_true(st[0].op_hist.max_ns >= 20 * MS);
     assert_true(st[0].op_max_ns >= 20 * MS);
     assert_true(rw_block_ns >= 20 * MS);
-    assert_sum(&st[0]);
+    bd_assert_sum(&st[0]);
     rt_down();
 }
 

@@ -137,27 +137,32 @@ void wl_fail(struct wl_thread *t, const char *fmt, ...) SYNC_TM_PURE
                 break;                                                                  \
             if (_t->ops_target && _t->ops >= _t->ops_target)                            \
                 break;                                                                  \
-            uint64_t _n;                                                                \
-            if (SYNC_LIKELY((_t->blocks & (WL_BLOCK_SAMPLE - 1)) != 0)) {               \
-                _n = block((ctx), _t);                                                  \
-                if (_n)                                                                 \
-                    sync_tick();                                                        \
-            } else if (WL_LOOP_WINDOW_DUE_(_t)) {                                       \
-                ta_window_start();                                                      \
-                SYNC_LOOP_BLOCK_ENTER();                                                \
-                _n = block((ctx), _t);                                                  \
-                SYNC_LOOP_BLOCK_LEAVE();                                                \
-                ta_window_block_done();                                                 \
-                if (_n)                                                                 \
-                    sync_tick();                                                        \
-                lat_add(&_t->block_hist, ta_window_stop());                             \
-            } else {                                                                    \
-                uint64_t _t0 = sync_now_ns();                                           \
-                _n = block((ctx), _t);                                                  \
-                lat_add(&_t->block_hist, sync_now_ns() - _t0);                          \
-                if (_n)                                                                 \
-                    sync_tick();                                                        \
+            /* 0: plain; 1: a block latency sample; 2: also a window. One call site \
+             * of block: with two, compilers stopped inlining it into this loop. */     \
+            int _mode = SYNC_LIKELY((_t->blocks & (WL_BLOCK_SAMPLE - 1)) != 0) ? 0       \
+                        : WL_LOOP_WINDOW_DUE_(_t) ? 2 : 1;                              \
+            uint64_t _t0 = 0;                                                           \
+            if (SYNC_UNLIKELY(_mode)) {                                                 \
+                if (_mode == 2) {                                                       \
+                    ta_window_start();                                                  \
+                    SYNC_LOOP_BLOCK_ENTER();                                            \
+                } else {                                                                \
+                    _t0 = sync_now_ns();                                                \
+                }                                                                       \
             }                                                                           \
+            uint64_t _n = block((ctx), _t);                                             \
+            if (SYNC_UNLIKELY(_mode)) {                                                 \
+                if (_mode == 2) {                                                       \
+                    SYNC_LOOP_BLOCK_LEAVE();                                            \
+                    ta_window_block_done();                                             \
+                } else {                                                                \
+                    lat_add(&_t->block_hist, sync_now_ns() - _t0);                      \
+                }                                                                       \
+            }                                                                           \
+            if (_n)                                                                     \
+                sync_tick();                                                            \
+            if (SYNC_UNLIKELY(_mode == 2))                                              \
+                lat_add(&_t->block_hist, ta_window_stop());                             \
             if (_n == 0)                                                                \
                 break;                                                                  \
             _t->ops += _n;                                                              \

@@ -32,6 +32,7 @@
 #include "runtime/htm/htm_rt.h"
 #include "runtime/plain_heap.h"
 #include "runtime/common.h"
+#include "runtime/timeacct.h"
 
 #define SYNC_RT_NAME "htm"
 #define SYNC_RT_ID htm
@@ -52,18 +53,25 @@ void _htm_begin_outer(const char *site);
 void _htm_end_outer(void);
 void _htm_inevitable(void);
 
+/* The time breakdown's block hooks (runtime/timeacct.h) run outside the hardware
+ * transaction: before xbegin and after xend (every attempt and a fallback under the
+ * GIL are `work`). */
 SYNC_INLINE int _htm_begin(const char *site)
 {
     /* The increment happens before xbegin: an abort restores depth == 1. */
-    if (htm_self.depth++ == 0)
+    if (htm_self.depth++ == 0) {
+        TA_PHASE(TA_WORK);
         _htm_begin_outer(site);
+    }
     return 1;
 }
 
 SYNC_INLINE int _htm_end(void)
 {
-    if (--htm_self.depth == 0)
+    if (--htm_self.depth == 0) {
         _htm_end_outer();
+        TA_PHASE(TA_OUTSIDE);
+    }
     return 0;
 }
 

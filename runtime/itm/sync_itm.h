@@ -65,7 +65,7 @@ extern int _ITM_inTransaction(void) __attribute__((transaction_pure));
  * and nothing is counted. */
 SYNC_INLINE int _itm_end(void)
 {
-    TA_BLOCK_LEAVE();
+    TA_BLOCK_LEAVE_CALL();
     if (_ITM_inTransaction() == 0)
         itm_self.commits++;
     return 0;
@@ -75,7 +75,7 @@ SYNC_INLINE int _itm_end(void)
  * transaction statement (a nested block's are inside its outer one: the slow paths
  * are transaction_pure). libitm's restarts are invisible: all of a block is `work`. */
 #define SYNC_ATOMIC(site) \
-    for (int _sync_once = ((void)(site), TA_BLOCK_ENTER(), 1); _sync_once; \
+    for (int _sync_once = ((void)(site), TA_BLOCK_ENTER_CALL(), 1); _sync_once; \
          _sync_once = _itm_end()) \
         __transaction_relaxed
 

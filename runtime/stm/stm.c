@@ -542,7 +542,7 @@ static void __attribute__((noreturn)) stm_abort(enum sync_abort_kind kind, int o
     };
     sync_stats_add_conflict(&s->stats, &c);
     stm_self.aborts_in_row++;
-    TA_ABORT();   /* time breakdown: the attempt and its rollback were thrown away */
+    TA_ABORT(s->attempt_ticks); /* time breakdown: the attempt and its rollback are wasted */
 
     /* Contention management: after a write-write conflict, wait (without holding
      * anything) until the owner let go, so the retry does not hit it again. */
