@@ -66,7 +66,7 @@ struct wl_qsbr {                     /* allocated line-aligned by wl_qsbr_new */
     int nthreads;
     void (*free_fn)(void *);
     struct wl_qsbr_slot *slots;      /* [nthreads] */
-};
+} SYNC_CL_ALIGNED;                   /* (so its size is a multiple of the line) */
 
 /* A reclaimer for nthreads workers that frees with free_fn; NULL when out of memory.
  * Every slot starts offline. */
