@@ -23,14 +23,21 @@ static void count_free(void *p)
     nfreed++;
 }
 
+/* A reclaimer for n workers with workers [0, online) online; the free count reset. */
+static struct wl_qsbr *fresh(int n, int online)
+{
+    nfreed = 0;
+    struct wl_qsbr *q = wl_qsbr_new(n, count_free);
+    assert_non_null(q);
+    for (int i = 0; i < online; i++)
+        wl_qsbr_online(q, i);
+    return q;
+}
+
 static void test_waits_for_every_online_worker(void **state)
 {
     (void)state;
-    nfreed = 0;
-    struct wl_qsbr *q = wl_qsbr_new(2, count_free);
-    assert_non_null(q);
-    wl_qsbr_online(q, 0);
-    wl_qsbr_online(q, 1);
+    struct wl_qsbr *q = fresh(2, 2);
     int node;
     wl_qsbr_retire(q, 0, &node);
     /* Worker 1 never passes a quiescent state: nothing is freed, however often worker
@@ -58,10 +65,7 @@ static void test_waits_for_every_online_worker(void **state)
 static void test_offline_worker_holds_nothing(void **state)
 {
     (void)state;
-    nfreed = 0;
-    struct wl_qsbr *q = wl_qsbr_new(3, count_free);
-    assert_non_null(q);
-    wl_qsbr_online(q, 0);
+    struct wl_qsbr *q = fresh(3, 1);
     wl_qsbr_online(q, 2);
     wl_qsbr_offline(q, 2);       /* slot 1 never came online */
     int a, b;
@@ -80,11 +84,7 @@ static void test_offline_worker_holds_nothing(void **state)
 static void test_free_releases_the_rest(void **state)
 {
     (void)state;
-    nfreed = 0;
-    struct wl_qsbr *q = wl_qsbr_new(2, count_free);
-    assert_non_null(q);
-    wl_qsbr_online(q, 0);
-    wl_qsbr_online(q, 1);
+    struct wl_qsbr *q = fresh(2, 2);
     int nodes[1000];             /* more than the first limbo capacity: it grows */
     for (int i = 0; i < 1000; i++)
         wl_qsbr_retire(q, 1, &nodes[i]);
