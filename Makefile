@@ -85,6 +85,12 @@ CFLAGS += -std=gnu11 $(WARN) $(OPTFLAGS) $(SANFLAGS) -pthread -MMD -MP
 CXXFLAGS += -std=c++17 -Wall -Wextra -Werror $(OPTFLAGS) $(SANFLAGS) -pthread -MMD -MP
 LDFLAGS += $(SANFLAGS) -pthread
 LDLIBS += -lhwloc -lm
+# The plain runtimes (seq, mutex, gil, locks) allocate with mimalloc, except under a
+# sanitizer, whose own malloc must see every object (runtime/plain_heap.h).
+ifeq ($(SAN),)
+CPPFLAGS += -DSYNC_PLAIN_MIMALLOC
+LDLIBS += -lmimalloc
+endif
 
 # ---- the itm runtime: is it buildable here? (see the header comment)
 ITM_CC ?= gcc

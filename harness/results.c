@@ -9,6 +9,7 @@
 #include "harness/results.h"
 #include "harness/pin.h"
 #include "runtime/htm/htm_cpu.h"
+#include "runtime/plain_heap.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -453,6 +454,7 @@ int results_write_context(const char *csv_path, char *err, size_t errlen)
     results_json_str(&b, "compiler", __VERSION__, 0);
     results_json_str(&b, "cflags", STMBENCH_CFLAGS, 0);
     results_json_str(&b, "git_rev", STMBENCH_GIT_REV, 0);
+    results_json_str(&b, "plain_allocator", sync_plain_allocator(), 0);
     results_bprintf(&b, "  \"fsgsbase\": %s,\n",
                     (getauxval(AT_HWCAP2) & 2) ? "true" : "false");   /* HWCAP2_FSGSBASE */
     results_context_tm(&b);

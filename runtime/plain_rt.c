@@ -4,7 +4,25 @@
  */
 #include "runtime/sync.h"
 
+#include "runtime/plain_heap.h"
+
+#include <stdio.h>
 #include <string.h>
+#ifdef SYNC_PLAIN_MIMALLOC
+#include <mimalloc.h>
+#endif
+
+const char *sync_plain_allocator(void)
+{
+#ifdef SYNC_PLAIN_MIMALLOC
+    static char name[32];
+    int v = mi_version();        /* e.g. 209 for 2.0.9 */
+    snprintf(name, sizeof name, "mimalloc %d.%d.%d", v / 100, v / 10 % 10, v % 10);
+    return name;
+#else
+    return "libc malloc";     /* a sanitizer build: the sanitizer replaces it */
+#endif
+}
 
 static int plain_init(const struct sync_config *cfg, char *err, size_t errlen)
 {

@@ -3,7 +3,8 @@
 # missing ones with apt-get, otherwise prints the exact command and exits 1.
 set -u
 PKGS=(make clang g++ libhwloc-dev hwloc libcmocka-dev libbenchmark-dev gnuplot-nox
-      python3-matplotlib valgrind libclang-rt-14-dev)
+      python3-matplotlib valgrind libclang-rt-14-dev
+      libmimalloc-dev)
 missing=()
 for p in "${PKGS[@]}"; do
     st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)

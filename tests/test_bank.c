@@ -1,7 +1,8 @@
 /*
  * tests/test_bank.c - the bank workload through the harness under seq, mutex, gil,
  * locks and stm, at 1 and 2 threads, with a fixed op count and with a short duration; the run
- * must exit 0 and its CSV row say check=pass. stm runs the same cases.
+ * must exit 0 and its CSV row say check=pass. stm runs the same cases. The locks
+ * variant also runs a randomized stress at 4 and 8 threads.
  */
 #include "tests/stmbench_testutil.h"
 
@@ -74,6 +75,29 @@ static void test_bank_gil(void **state) { (void)state; run_all("gil", 2); }
 static void test_bank_locks(void **state) { (void)state; run_all("locks", 2); }
 static void test_bank_stm(void **state) { (void)state; run_all("stm", 2); }
 
+/* Randomized stress of the locks variant at 4 and 8 threads (more threads than this
+ * machine's cores): lock-free audits race with transfers on few accounts, so a wrong
+ * snapshot validation shows up as an audit total that is off (check=fail, exit 1). */
+static void test_bank_locks_stress(void **state)
+{
+    (void)state;
+    static const char *const seeds[] = {"1", "7", "12345"};
+    for (int s = 0; s < 3; s++) {
+        const char *const few[] = {"--ops", "200000", "--accounts", "8", "--transfer-pct",
+                                   "50", "--seed", seeds[s], NULL};
+        const char *const many[] = {"--duration", "0.3", "--accounts", "1024",
+                                    "--seed", seeds[s], NULL};
+        const char *const mixed[] = {"--ops", "100000", "--accounts", "16", "--transfer-pct",
+                                     "80", "--ops-per-tx", "4", "--seed", seeds[s], NULL};
+        for (int th = 4; th <= 8; th += 4) {
+            const char *ts = th == 4 ? "4" : "8";
+            assert_int_equal(run_bank("locks", ts, few), 200000);
+            assert_true(run_bank("locks", ts, many) > 0);
+            assert_int_equal(run_bank("locks", ts, mixed), 100000);
+        }
+    }
+}
+
 /* An op count that does not divide by the thread count: the targets still add up. */
 static void test_bank_ops_split_odd(void **state)
 {
@@ -93,6 +117,7 @@ int main(void)
         cmocka_unit_test(test_bank_locks),
         cmocka_unit_test(test_bank_stm),
         cmocka_unit_test(test_bank_ops_split_odd),
+        cmocka_unit_test(test_bank_locks_stress),
     };
     return cmocka_run_group_tests(tests, tu_setup_dir, tu_teardown_dir);
 }

@@ -2,11 +2,11 @@
  * tests/test_hashmap.c - the hashmap workload.
  *  - Directly through its descriptors (seq and locks): random operations with the
  *    check after every operation, including --buckets 1 (one chain); the locks
- *    variant from 4 threads at once; knob validation.
+ *    variant from 4 and 8 threads at once; knob validation.
  *  - The check catches corruption: a key in the wrong bucket, a duplicate key, and
  *    logs that disagree with the map.
  *  - Through the harness: seq at 1 thread; mutex, gil and locks at 1 and 2 threads;
- *    a randomized stress of the locks variant at 4 threads, with --buckets 1 among
+ *    a randomized stress of the locks variant at 4 and 8 threads, with --buckets 1 among
  *    the cases. (stm cases are added by the lead with the STM runtime.)
  */
 #define SYNC_RT_SEQ
@@ -147,6 +147,10 @@ static void test_locks_four_threads_direct(void **state)
     locks_threads(4, 64, 128, 100, 1, 50000, 11);     /* every key in one bucket */
     locks_threads(4, 64, 128, 100, 2, 50000, 12);
     locks_threads(4, 2000, 4000, 50, 1024, 100000, 13);
+    /* Lock-free lookups among the updates, at 4 and 8 threads. */
+    locks_threads(4, 64, 128, 50, 1, 50000, 14);
+    locks_threads(8, 1024, 2048, 20, 16, 50000, 15);
+    locks_threads(8, 1024, 2048, 20, 131072, 50000, 16);
 }
 
 static void test_validate(void **state)
@@ -288,7 +292,7 @@ static void test_harness_locks_stress(void **state)
         const char *const args[] = {"--duration", "0.3", "--seed", seed, "--size", size,
                                     "--range", range, "--update", update, "--buckets", buckets,
                                     NULL};
-        expect_pass("locks", "4", args);
+        expect_pass("locks", i % 2 ? "8" : "4", args);
     }
 }
 

@@ -2,11 +2,11 @@
  * tests/test_rbtree.c - the rbtree workload.
  *  - Directly through its descriptors (seq and locks): random operations with the
  *    red-black, order and replay checks after every single operation; the locks
- *    variant from 4 threads at once; knob validation.
+ *    variant from 4 and 8 threads at once; knob validation.
  *  - The check catches corruption: a red root, a red-red pair, unequal black heights,
  *    keys out of order, a wrong parent reference, and logs that disagree with the tree.
  *  - Through the harness (stmbench_main): seq at 1 thread; mutex, gil and locks at 1
- *    and 2 threads; a randomized stress of the locks variant at 4 threads.
+ *    and 2 threads; a randomized stress of the locks variant at 4 and 8 threads.
  * (stm cases are added by the lead with the STM runtime.)
  */
 #define SYNC_RT_SEQ
@@ -170,6 +170,10 @@ static void test_locks_four_threads_direct(void **state)
     locks_threads(4, 16, 32, 100, 60000, 21);      /* a tiny, hot tree */
     locks_threads(4, 2000, 4000, 50, 60000, 22);
     locks_threads(3, 0, 8, 100, 60000, 23);
+    /* Lock-free lookups among the updates, at 4 and 8 threads. */
+    locks_threads(4, 1024, 2048, 20, 60000, 24);
+    locks_threads(8, 64, 128, 50, 30000, 25);
+    locks_threads(8, 1024, 2048, 20, 30000, 26);
 }
 
 static void test_validate(void **state)
@@ -367,7 +371,8 @@ static void test_harness_bad_input(void **state)
     assert_int_equal(run("mutex", "1", bad_update), 2);
 }
 
-/* Randomized stress of the locks variant at 4 threads: seeds, sizes and mixes vary. */
+/* Randomized stress of the locks variant at 4 and 8 threads: seeds, sizes and mixes
+ * vary. */
 static void test_harness_locks_stress(void **state)
 {
     (void)state;
@@ -382,7 +387,7 @@ static void test_harness_locks_stress(void **state)
         snprintf(update, sizeof update, "%d", 20 + (int)((s >> 50) % 81));
         const char *const args[] = {"--duration", "0.3", "--seed", seed, "--size", size,
                                     "--range", range, "--update", update, NULL};
-        expect_pass("locks", "4", args);
+        expect_pass("locks", i % 2 ? "8" : "4", args);
     }
 }
 

@@ -2,88 +2,105 @@
  * workloads/bank_locks.c - the bank workload with its own fine-grained locks (the
  * `locks` runtime: plain heap, SYNC_ATOMIC gives no exclusion here).
  *
- * Each account carries a versioned lock word `ver`: even = free, odd = held. Taking
- * the lock turns v into v+1 (CAS), releasing stores v+2; so the word also counts
- * the account's changes, like a seqlock.
+ * Each account carries a spin lock (workloads/lib/wl_spin.h). Each worker thread has
+ * a writer sequence number `seq` on a cache line of its own: odd while the thread
+ * writes balances, even otherwise, +2 per writing block (a seqlock per writer, not
+ * per account, so a writer touches only its own line and the two accounts it moves
+ * money between).
  *
  * Invariants:
- *  - a balance is written only by the holder of its account's lock;
+ *  - a balance is written only by the holder of its account's lock, while the
+ *    holder's seq is odd;
  *  - a block (--ops-per-tx operations) that writes first works out every account its
  *    ops touch and takes those locks in increasing account index, runs its ops, then
  *    releases them: every thread acquires in one global order, so no deadlock;
  *    a block mixing audits and transfers takes every lock (0..n-1), so its audits see
  *    the state with no transfer half-done but its own (each of which conserves);
- *  - a block made only of audits takes no lock: it reads every (version, balance)
- *    pair, then re-reads the versions; if every version was even and is unchanged,
- *    each balance held its value over an interval that includes the moment between
- *    the last read and the first re-read, so all of them were the account states at
- *    that one moment, when no transfer held any of them: the sum is exact. After
- *    BANK_OPTIMISTIC_TRIES failed attempts an audit takes every lock in order instead,
- *    so it cannot starve.
+ *  - a block made only of audits takes no lock: it reads every writer's seq, sums the
+ *    balances in one pass, and reads the seqs again. If every seq was even and is
+ *    unchanged, no thread wrote a balance at any moment of the pass (a writer that
+ *    started after the first read or was still writing at the second is seen), so the
+ *    sum is the total at one moment, with no transfer half-done: exact. After
+ *    BANK_OPTIMISTIC_TRIES failed attempts an audit takes every lock in order
+ *    instead, so it cannot starve. Common case: each account is read once (the
+ *    version-per-account scheme this replaces read every account's version twice).
  *
- * Memory ordering (Boehm's seqlock recipe):
- *  - lock: CAS even->odd with acquire (pairs with the release store of the previous
- *    holder's unlock), then a release fence so that the balance stores below cannot
- *    become visible before the odd version (pairs with the audit's acquire fence);
- *  - unlock: release store of v+2 (pairs with the next locker's acquire CAS and the
- *    audit's acquire load of the version);
- *  - audit: acquire load of each version before its balance, relaxed balance loads,
- *    an acquire fence, relaxed re-loads of the versions.
- *
- * Why a spin lock here: transfers hold two locks for a few nanoseconds and audits
- * usually hold none, so waits are short; the wait loop yields the CPU after a
- * bounded spin so a preempted holder (more threads than cores) gets to run.
+ * Memory ordering (Boehm's seqlock recipe, one sequence per writer):
+ *  - writer: lock the accounts (acquire CAS, wl_spin.h); seq = odd (relaxed store of
+ *    its own word) then a release fence, so the balance stores that follow are not
+ *    visible before the odd seq (pairs with the audit's acquire fence); balance
+ *    stores (relaxed); seq = even with a release store (pairs with the audit's
+ *    acquire load of seq); unlock;
+ *  - audit: acquire load of every seq, relaxed balance loads, an acquire fence,
+ *    relaxed re-loads of the seqs.
  */
 #include "runtime/sync.h"
 #include "workloads/lib/bank_common.h"
+#include "workloads/lib/wl_spin.h"
 #include "workloads/workload.h"
 
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define BANK_OPTIMISTIC_TRIES 4
-#define BANK_SPIN_BEFORE_YIELD 128
 
 struct bank_laccount {
     SYNC_OBJECT_HEADER;
-    atomic_ulong ver;            /* even: free; odd: held */
-    atomic_long balance;         /* relaxed accesses; ordered by ver (see top) */
+    wl_spin_t lock;
+    atomic_long balance;         /* relaxed accesses; ordered by the writers' seqs */
 };
+
+/* A writer's sequence number, alone on its cache line. */
+struct bank_lseq {
+    atomic_ulong v;              /* odd: the owner is writing balances */
+} SYNC_CL_ALIGNED;
 
 struct bank_lctx {
     long naccounts;
     long transfer_pct;
     long ops_per_tx;
     long total;
+    int nthreads;
     struct bank_laccount **acc;  /* immutable after setup */
+    struct bank_lseq *seq;       /* [nthreads] */
 };
 
-/* Per-thread scratch: the sorted account indexes a block locks; versions an audit saw. */
+/* Per-thread scratch: the sorted account indexes a block locks; the seqs an audit saw. */
 struct bank_lscratch {
     long *idx;
-    unsigned long *ver;
+    unsigned long *seq;
 };
 
 static void *bank_lsetup(const struct wl_args *a, char *err, size_t errlen)
 {
     struct bank_lctx *c = calloc(1, sizeof *c);
     long n = a->ival[BANK_K_ACCOUNTS];
-    if (c)
+    int nt = a->nthreads > 0 ? a->nthreads : 1;
+    if (c) {
         c->acc = malloc((size_t)n * sizeof *c->acc);
-    if (!c || !c->acc) {
+        c->seq = aligned_alloc(SYNC_CACHELINE, (size_t)nt * sizeof *c->seq);
+    }
+    if (!c || !c->acc || !c->seq) {
         snprintf(err, errlen, "out of memory for %ld accounts", n);
+        if (c) {
+            free(c->acc);
+            free(c->seq);
+        }
         free(c);
         return NULL;
     }
+    c->nthreads = nt;
+    for (int i = 0; i < nt; i++)
+        atomic_init(&c->seq[i].v, 0);
     c->naccounts = n;
     c->transfer_pct = a->ival[BANK_K_TRANSFER_PCT];
     c->ops_per_tx = a->ops_per_tx;
     c->total = n * BANK_INITIAL_BALANCE;
     for (long i = 0; i < n; i++) {
         struct bank_laccount *r = SYNC_ALLOC(struct bank_laccount);
-        atomic_init(&r->ver, 0);
+        wl_spin_init(&r->lock);
         atomic_init(&r->balance, BANK_INITIAL_BALANCE);
         c->acc[i] = r;
     }
@@ -92,34 +109,31 @@ static void *bank_lsetup(const struct wl_args *a, char *err, size_t errlen)
 
 static void bank_lock(struct bank_laccount *a)
 {
-    unsigned spins = 0;
-    for (;;) {
-        unsigned long v = atomic_load_explicit(&a->ver, memory_order_relaxed);
-        /* acquire: pairs with the release store in bank_unlock of the previous holder */
-        if (!(v & 1) && atomic_compare_exchange_weak_explicit(&a->ver, &v, v + 1,
-                                                              memory_order_acquire,
-                                                              memory_order_relaxed))
-            break;
-        if (spins == 0)   /* the time breakdown's wait_lock: only a taken lock is timed */
-            TA_TIMED_BEGIN(TA_WAIT_LOCK);
-        if (++spins % BANK_SPIN_BEFORE_YIELD == 0)
-            sched_yield();
-        else
-            __builtin_ia32_pause();
-    }
-    if (spins)
-        TA_TIMED_END();
-    /* release: the balance stores that follow are not visible before the odd version;
-     * pairs with the acquire fence in bank_audit_optimistic. */
-    atomic_thread_fence(memory_order_release);
+    wl_spin_lock(&a->lock);
 }
 
 static void bank_unlock(struct bank_laccount *a)
 {
-    unsigned long v = atomic_load_explicit(&a->ver, memory_order_relaxed);
-    /* release: publishes the balance stores; pairs with bank_lock's acquire CAS and the
-     * audit's acquire version loads. */
-    atomic_store_explicit(&a->ver, v + 1, memory_order_release);
+    wl_spin_unlock(&a->lock);
+}
+
+/* The calling thread starts writing balances (it holds their locks). */
+static void bank_write_begin(struct bank_lseq *s)
+{
+    /* relaxed: only this thread writes its seq */
+    unsigned long v = atomic_load_explicit(&s->v, memory_order_relaxed);
+    atomic_store_explicit(&s->v, v + 1, memory_order_relaxed);
+    /* release: the balance stores that follow are not visible before the odd seq;
+     * pairs with the acquire fence in bank_audit_optimistic */
+    atomic_thread_fence(memory_order_release);
+}
+
+static void bank_write_end(struct bank_lseq *s)
+{
+    /* relaxed: only this thread writes its seq */
+    unsigned long v = atomic_load_explicit(&s->v, memory_order_relaxed);
+    /* release: publishes the balance stores; pairs with the audit's acquire seq loads */
+    atomic_store_explicit(&s->v, v + 1, memory_order_release);
 }
 
 static int bank_lcmp(const void *a, const void *b)
@@ -170,34 +184,34 @@ static void bank_unlock_all(const struct bank_lctx *c)
 }
 
 /* One lock-free audit attempt (see the top of the file): 1 and the sum in *out when
- * the snapshot validated, else 0. */
-static int bank_audit_optimistic(const struct bank_lctx *c, unsigned long *ver, long *out)
+ * the snapshot validated, else 0. seen: scratch for the nthreads seqs. */
+static int bank_audit_optimistic(const struct bank_lctx *c, unsigned long *seen, long *out)
 {
-    long sum = 0;
-    for (long i = 0; i < c->naccounts; i++) {
-        /* acquire: pairs with bank_unlock's release store */
-        unsigned long v = atomic_load_explicit(&c->acc[i]->ver, memory_order_acquire);
-        if (v & 1)
+    for (int i = 0; i < c->nthreads; i++) {
+        /* acquire: pairs with bank_write_end's release store */
+        seen[i] = atomic_load_explicit(&c->seq[i].v, memory_order_acquire);
+        if (seen[i] & 1)
             return 0;
-        ver[i] = v;
-        sum += atomic_load_explicit(&c->acc[i]->balance, memory_order_relaxed);
     }
-    /* acquire: pairs with the release fence in bank_lock: a balance read from a
-     * transfer's store makes the re-read below see that transfer's odd version. */
-    atomic_thread_fence(memory_order_acquire);
+    long sum = 0;
     for (long i = 0; i < c->naccounts; i++)
-        if (atomic_load_explicit(&c->acc[i]->ver, memory_order_relaxed) != ver[i])
+        sum += atomic_load_explicit(&c->acc[i]->balance, memory_order_relaxed);
+    /* acquire: pairs with the release fence in bank_write_begin: a balance read from a
+     * writer's store makes the re-read below see that writer's odd (or later) seq. */
+    atomic_thread_fence(memory_order_acquire);
+    for (int i = 0; i < c->nthreads; i++)
+        if (atomic_load_explicit(&c->seq[i].v, memory_order_relaxed) != seen[i])
             return 0;
     *out = sum;
     return 1;
 }
 
-static void bank_laudit(const struct bank_lctx *c, struct wl_thread *t, unsigned long *ver)
+static void bank_laudit(const struct bank_lctx *c, struct wl_thread *t, unsigned long *seen)
 {
     long sum;
     int ok = 0;
     for (int a = 0; a < BANK_OPTIMISTIC_TRIES && !ok; a++)
-        ok = bank_audit_optimistic(c, ver, &sum);
+        ok = bank_audit_optimistic(c, seen, &sum);
     if (!ok) {
         bank_lock_all(c);
         sum = bank_lsum_locked(c);
@@ -240,7 +254,7 @@ static uint64_t bank_lblock(struct bank_lctx *c, struct wl_thread *t)
     uint64_t t0 = 0;
     if (audits == k) {                        /* reads only: no lock held */
         for (long j = 0; j < k; j++)
-            bank_laudit(c, t, sc->ver);
+            bank_laudit(c, t, sc->seq);
         return (uint64_t)k;
     }
     int all = audits > 0;
@@ -251,6 +265,8 @@ static uint64_t bank_lblock(struct bank_lctx *c, struct wl_thread *t)
         for (long i = 0; i < m; i++)            /* the global order: increasing index */
             bank_lock(c->acc[sc->idx[i]]);
     }
+    struct bank_lseq *myseq = &c->seq[t->tid];
+    bank_write_begin(myseq);
     s = seed;
     for (long j = 0; j < k; j++) {
         struct bank_op op;
@@ -263,6 +279,7 @@ static uint64_t bank_lblock(struct bank_lctx *c, struct wl_thread *t)
             bank_ltransfer(c, &op);
         }
     }
+    bank_write_end(myseq);
     if (timed)
         t0 = sync_now_ns();
     if (all) {
@@ -281,8 +298,8 @@ static void bank_lthread_run(void *ctx, struct wl_thread *t)
     struct bank_lctx *c = ctx;
     struct bank_lscratch sc;
     sc.idx = malloc((size_t)(2 * c->ops_per_tx) * sizeof *sc.idx);
-    sc.ver = malloc((size_t)c->naccounts * sizeof *sc.ver);
-    if (!sc.idx || !sc.ver) {
+    sc.seq = malloc((size_t)c->nthreads * sizeof *sc.seq);
+    if (!sc.idx || !sc.seq) {
         wl_fail(t, "bank: out of memory for the per-thread lock lists");
     } else {
         t->priv = &sc;
@@ -290,7 +307,7 @@ static void bank_lthread_run(void *ctx, struct wl_thread *t)
         t->priv = NULL;
     }
     free(sc.idx);
-    free(sc.ver);
+    free(sc.seq);
 }
 
 static int bank_lcheck(void *ctx, struct wl_thread *threads, int nthreads, char *msg,
@@ -300,8 +317,14 @@ static int bank_lcheck(void *ctx, struct wl_thread *threads, int nthreads, char 
     const struct bank_lctx *c = ctx;
     long sum = bank_lsum_locked(c);     /* no worker runs now (joined) */
     for (long i = 0; i < c->naccounts; i++)
-        if (atomic_load_explicit(&c->acc[i]->ver, memory_order_relaxed) & 1) {
+        if (wl_spin_is_held(&c->acc[i]->lock)) {
             snprintf(msg, msglen, "bank: account %ld still locked after the run", i);
+            return -1;
+        }
+    for (int i = 0; i < c->nthreads; i++)
+        /* relaxed: no worker runs (joined) */
+        if (atomic_load_explicit(&c->seq[i].v, memory_order_relaxed) & 1) {
+            snprintf(msg, msglen, "bank: thread %d still marked as writing after the run", i);
             return -1;
         }
     if (sum != c->total) {
@@ -318,6 +341,7 @@ static void bank_lteardown(void *ctx)
     for (long i = 0; i < c->naccounts; i++)
         SYNC_FREE(c->acc[i]);
     free(c->acc);
+    free(c->seq);
     free(c);
 }
 
