@@ -153,8 +153,9 @@ static int cli_duration(const char *s, double *out)
 
 static void cli_list(void)
 {
-    for (int i = 0; sync_runtimes[i]; i++)
-        printf("runtime %s\n", sync_runtimes[i]->name);
+    const struct sync_runtime *rt;
+    for (int i = 0; (rt = sync_runtime_nth(i)); i++)
+        printf("runtime %s\n", rt->name);
     for (int i = 0; i < registry_count(); i++)
         if (registry_any(i))
             printf("workload %s\n", registry_name(i));
@@ -191,8 +192,9 @@ static void cli_help(void)
         "exit status: 0 ok, 1 a check failed, 2 bad usage or input, 3 runtime setup failed\n\n"
         "runtimes:\n",
         CLI_MAX_THREADS, CLI_MAX_OPS_PER_TX, CLI_MAX_HEAP_MB, CLI_MAX_GIL_US);
-    for (int i = 0; sync_runtimes[i]; i++)
-        printf("  %-8s %s\n", sync_runtimes[i]->name, sync_runtimes[i]->summary);
+    const struct sync_runtime *rt;
+    for (int i = 0; (rt = sync_runtime_nth(i)); i++)
+        printf("  %-8s %s\n", rt->name, rt->summary);
     printf("\nworkloads and their knobs:\n");
     for (int i = 0; i < registry_count(); i++) {
         const struct workload *w = registry_any(i);
@@ -709,18 +711,21 @@ int stmbench_main(int argc, char **argv)
     if (cli_parse(argc, argv, o) != 0)
         goto out;
 
+    char rt_names[256] = "";
+    {
+        size_t l = 0;
+        const struct sync_runtime *r;
+        for (int i = 0; (r = sync_runtime_nth(i)) && l < sizeof rt_names; i++)
+            l += (size_t)snprintf(rt_names + l, sizeof rt_names - l, "%s%s", i ? ", " : "",
+                                  r->name);
+    }
     if (!o->runtime) {
-        cli_err("--runtime is required (allowed: seq, mutex, gil, locks, stm)");
+        cli_err("--runtime is required (allowed: %s)", rt_names);
         goto out;
     }
     const struct sync_runtime *rt = sync_runtime_find(o->runtime);
     if (!rt) {
-        char names[128] = "";
-        size_t l = 0;
-        for (int i = 0; sync_runtimes[i]; i++)
-            l += (size_t)snprintf(names + l, sizeof names - l, "%s%s", i ? ", " : "",
-                                  sync_runtimes[i]->name);
-        cli_err("unknown runtime '%s' (allowed: %s)", o->runtime, names);
+        cli_err("unknown runtime '%s' (allowed: %s)", o->runtime, rt_names);
         goto out;
     }
     if (!o->workload) {

@@ -9,7 +9,7 @@
  *    a randomized stress of the locks variant at 4 threads, with --buckets 1 among
  *    the cases. (stm cases are added by the lead with the STM runtime.)
  */
-#define SYNC_RT_SEQ
+#define SYNC_RT seq
 #include "runtime/sync.h"
 #include "workloads/hashmap.h"
 #include "workloads/workload.h"

@@ -11,7 +11,7 @@
  *    torn; nested blocks count one commit; SYNC_ALLOC in a block gives zeroed, 16-byte
  *    aligned objects with the header's size set; sync_inevitable keeps the block whole.
  */
-#define SYNC_RT_ITM
+#define SYNC_RT itm
 #include "runtime/sync.h"
 #include "tests/stmbench_testutil.h"
 

@@ -9,7 +9,7 @@
  *    and 2 threads; a randomized stress of the locks variant at 4 threads.
  * (stm cases are added by the lead with the STM runtime.)
  */
-#define SYNC_RT_SEQ
+#define SYNC_RT seq
 #include "runtime/sync.h"
 #include "workloads/rbtree.h"
 #include "workloads/workload.h"

@@ -1,6 +1,7 @@
 /*
  * harness/micro/shim.c - the micro-benchmark operations, written once against
- * runtime/sync.h and compiled once per runtime (scripts/micro.sh passes
+ * runtime/sync.h and compiled once per runtime that has atomic blocks of its own
+ * (the Makefile's `make micro`, with that runtime's flags: -DSYNC_RT=<rt>
  * -DSYNC_RT_<RT>; the exported table is micro_rt_<rt>, named from SYNC_RT_ID unless
  * MICRO_PREFIX is given). See shim.h for the timing convention.
  *
