@@ -1,5 +1,5 @@
 /*
- * harness/cli.c - stmbench_main: the command line of SPEC.md, the run, the results.
+ * harness/cli.c - stmbench_main: the command line (docs/contract.md), the run, the results.
  *
  * Order of events in a run (each step only when every earlier one succeeded):
  *   1. parse and check every flag and knob, the results paths (without creating or
