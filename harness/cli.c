@@ -68,9 +68,7 @@ static void cli_err(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("stmbench: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    sync_vmessage(fmt, ap);
     va_end(ap);
 }
 

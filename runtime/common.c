@@ -105,13 +105,18 @@ uint64_t sync_stats_aborts(const struct sync_stats *s)
     return n;
 }
 
+void sync_vmessage(const char *fmt, va_list ap)
+{
+    fputs("stmbench: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
 void sync_out_of_resources(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("stmbench: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    sync_vmessage(fmt, ap);
     va_end(ap);
     fflush(stderr);
     /* _exit: no atexit handler may flush a half-written results file */

@@ -10,6 +10,7 @@
 #define SYNC_COMMON_H
 
 #include <stddef.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -132,6 +133,9 @@ void sync_stats_free(struct sync_stats *s);
 /* Appends one conflict row (drops it silently if memory runs out: statistics only). */
 void sync_stats_add_conflict(struct sync_stats *s, const struct sync_conflict *c);
 uint64_t sync_stats_aborts(const struct sync_stats *s);
+
+/* Prints "stmbench: <message>\n" to stderr: the one format of the program's messages. */
+void sync_vmessage(const char *fmt, va_list ap);
 
 /* The machine ran out of something a run needs (memory, mappings): prints
  * "stmbench: <reason>" and exits with status 3, as for a runtime that cannot be set
