@@ -1,5 +1,5 @@
 /*
- * harness/cli.c - stmbench_main: the command line of SPEC.md, the run, the results.
+ * harness/cli.c - stmbench_main: the command line (docs/contract.md), the run, the results.
  *
  * Order of events in a run (each step only when every earlier one succeeded):
  *   1. parse and check every flag and knob, the results paths (without creating or
@@ -71,9 +71,7 @@ static void cli_err(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("stmbench: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    sync_vmessage(fmt, ap);
     va_end(ap);
 }
 
@@ -156,8 +154,9 @@ static int cli_duration(const char *s, double *out)
 
 static void cli_list(void)
 {
-    for (int i = 0; sync_runtimes[i]; i++)
-        printf("runtime %s\n", sync_runtimes[i]->name);
+    const struct sync_runtime *rt;
+    for (int i = 0; (rt = sync_runtime_nth(i)); i++)
+        printf("runtime %s\n", rt->name);
     for (int i = 0; i < registry_count(); i++)
         if (registry_any(i))
             printf("workload %s\n", registry_name(i));
@@ -197,8 +196,9 @@ static void cli_help(void)
         "runtimes:\n",
         CLI_MAX_THREADS, CLI_MAX_OPS_PER_TX, CLI_MAX_HEAP_MB, CLI_MAX_GIL_US,
         CLI_MAX_HTM_RETRIES);
-    for (int i = 0; sync_runtimes[i]; i++)
-        printf("  %-8s %s\n", sync_runtimes[i]->name, sync_runtimes[i]->summary);
+    const struct sync_runtime *rt;
+    for (int i = 0; (rt = sync_runtime_nth(i)); i++)
+        printf("  %-8s %s\n", rt->name, rt->summary);
     printf("\nworkloads and their knobs:\n");
     for (int i = 0; i < registry_count(); i++) {
         const struct workload *w = registry_any(i);
@@ -731,18 +731,21 @@ int stmbench_main(int argc, char **argv)
     if (cli_parse(argc, argv, o) != 0)
         goto out;
 
+    char rt_names[256] = "";
+    {
+        size_t l = 0;
+        const struct sync_runtime *r;
+        for (int i = 0; (r = sync_runtime_nth(i)) && l < sizeof rt_names; i++)
+            l += (size_t)snprintf(rt_names + l, sizeof rt_names - l, "%s%s", i ? ", " : "",
+                                  r->name);
+    }
     if (!o->runtime) {
-        cli_err("--runtime is required (allowed: seq, mutex, gil, locks, stm)");
+        cli_err("--runtime is required (allowed: %s)", rt_names);
         goto out;
     }
     const struct sync_runtime *rt = sync_runtime_find(o->runtime);
     if (!rt) {
-        char names[128] = "";
-        size_t l = 0;
-        for (int i = 0; sync_runtimes[i]; i++)
-            l += (size_t)snprintf(names + l, sizeof names - l, "%s%s", i ? ", " : "",
-                                  sync_runtimes[i]->name);
-        cli_err("unknown runtime '%s' (allowed: %s)", o->runtime, names);
+        cli_err("unknown runtime '%s' (allowed: %s)", o->runtime, rt_names);
         goto out;
     }
     if (!o->workload) {

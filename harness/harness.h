@@ -4,7 +4,7 @@
 #ifndef HARNESS_H
 #define HARNESS_H
 
-/* The whole CLI of SPEC.md: parses argv, runs, writes results. Returns the process
+/* The whole CLI (docs/contract.md): parses argv, runs, writes results. Returns the process
  * exit status (0 ok, 1 a check failed, 2 bad usage or input, 3 setup failed).
  * Safe to call several times in one process (tests do). */
 int stmbench_main(int argc, char **argv);

@@ -1,47 +1,33 @@
 /*
  * harness/registry.c - the workload registry (see registry.h): weak references to
- * every `<w>__<rt>` descriptor, in SPEC.md order. The binary and the tests link the
- * library with --whole-archive, so every built copy resolves.
+ * every `<w>__<rt>` descriptor, generated from the lists of runtime/runtimes.h, in
+ * their order. The binary and the tests link the library with --whole-archive, so
+ * every built copy resolves.
  */
 #include "harness/registry.h"
+#include "runtime/runtimes.h"
 
 #include <stddef.h>
 #include <string.h>
 
-#define REGISTRY_DECLARE(w)                                                       \
-    extern const struct workload w##__seq __attribute__((weak));                  \
-    extern const struct workload w##__mutex __attribute__((weak));                \
-    extern const struct workload w##__gil __attribute__((weak));                  \
-    extern const struct workload w##__stm __attribute__((weak));                  \
-    extern const struct workload w##__locks __attribute__((weak));               \
-    extern const struct workload w##__itm __attribute__((weak));                  \
-    extern const struct workload w##__htm __attribute__((weak));
+/* extern const struct workload <w>__<rt> __attribute__((weak)); for every pair. */
+#define REGISTRY_DECLARE_ONE(w, rt, build) \
+    extern const struct workload w##__##rt __attribute__((weak));
+#define REGISTRY_DECLARE(a, w) SYNC_RUNTIMES(REGISTRY_DECLARE_ONE, w)
+SYNC_WORKLOADS(REGISTRY_DECLARE, )
 
-REGISTRY_DECLARE(bank)
-REGISTRY_DECLARE(rbtree)
-REGISTRY_DECLARE(hashmap)
-REGISTRY_DECLARE(interp)
-
-enum { REGISTRY_NRT = 7 };
-static const char *const registry_rt_names[REGISTRY_NRT] = {
-    "seq", "mutex", "gil", "locks", "stm", "itm", "htm",
-};
+#define REGISTRY_RT_NAME(a, rt, build) #rt,
+static const char *const registry_rt_names[] = {SYNC_RUNTIMES(REGISTRY_RT_NAME, )};
+enum { REGISTRY_NRT = sizeof registry_rt_names / sizeof registry_rt_names[0] };
 
 struct registry_entry {
     const char *name;
     const struct workload *copy[REGISTRY_NRT];   /* indexed like registry_rt_names */
 };
 
-#define REGISTRY_ENTRY(w) \
-    { #w, { &w##__seq, &w##__mutex, &w##__gil, &w##__locks, &w##__stm, &w##__itm, \
-            &w##__htm } }
-
-static const struct registry_entry registry_table[] = {
-    REGISTRY_ENTRY(bank),
-    REGISTRY_ENTRY(rbtree),
-    REGISTRY_ENTRY(hashmap),
-    REGISTRY_ENTRY(interp),
-};
+#define REGISTRY_COPY(w, rt, build) &w##__##rt,
+#define REGISTRY_ENTRY(a, w) {#w, {SYNC_RUNTIMES(REGISTRY_COPY, w)}},
+static const struct registry_entry registry_table[] = {SYNC_WORKLOADS(REGISTRY_ENTRY, )};
 
 int registry_count(void)
 {

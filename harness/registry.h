@@ -11,7 +11,8 @@
 
 #include "workloads/workload.h"
 
-/* Number of workload names in the registry (present or not), in SPEC.md order. */
+/* Number of workload names in the registry (present or not), in the order of the
+ * list (runtime/runtimes.h). */
 int registry_count(void);
 /* Name of workload i (0 <= i < registry_count()). */
 const char *registry_name(int i);

@@ -31,6 +31,9 @@
 #ifndef STMBENCH_CFLAGS
 #define STMBENCH_CFLAGS "unknown"
 #endif
+#ifndef STMBENCH_BUILD_CONFIG
+#define STMBENCH_BUILD_CONFIG "unknown"
+#endif
 
 static const char results_header[] =
     "run_id,timestamp,git_rev,host,runtime,workload,params,threads,pin,seed,duration_s,"
@@ -453,6 +456,7 @@ int results_write_context(const char *csv_path, char *err, size_t errlen)
     results_json_str(&b, "machine", u.machine, 0);
     results_json_str(&b, "compiler", __VERSION__, 0);
     results_json_str(&b, "cflags", STMBENCH_CFLAGS, 0);
+    results_json_str(&b, "build_config", STMBENCH_BUILD_CONFIG, 0);
     results_json_str(&b, "git_rev", STMBENCH_GIT_REV, 0);
     results_json_str(&b, "plain_allocator", sync_plain_allocator(), 0);
     results_bprintf(&b, "  \"fsgsbase\": %s,\n",

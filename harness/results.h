@@ -1,5 +1,5 @@
 /*
- * harness/results.h - the results files of SPEC.md: the CSV row, the conflict log
+ * harness/results.h - the results files (docs/contract.md): the CSV row, the conflict log
  * and the machine-context JSON beside the CSV.
  *
  * Every row is built in memory and written with one write() on an O_APPEND file

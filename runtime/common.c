@@ -1,8 +1,11 @@
-/* runtime/common.c - the histogram and statistics helpers of common.h. */
+/* runtime/common.c - the histogram, statistics and exit helpers of common.h. */
 #include "runtime/common.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void lat_merge(struct lat_hist *into, const struct lat_hist *from)
 {
@@ -113,4 +116,22 @@ uint64_t sync_stats_aborts(const struct sync_stats *s)
     for (int k = 0; k < SYNC_ABORT_NKINDS; k++)
         n += s->aborts[k];
     return n;
+}
+
+void sync_vmessage(const char *fmt, va_list ap)
+{
+    fputs("stmbench: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
+void sync_out_of_resources(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    sync_vmessage(fmt, ap);
+    va_end(ap);
+    fflush(stderr);
+    /* _exit: no atexit handler may flush a half-written results file */
+    _exit(3);
 }

@@ -10,6 +10,7 @@
 #define SYNC_COMMON_H
 
 #include <stddef.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -20,10 +21,12 @@
 #define SYNC_NOINLINE __attribute__((noinline))
 #define SYNC_INLINE static inline __attribute__((always_inline))
 /* On a function called inside atomic blocks whose effects must not be rolled back
- * (a thread's failure record): under the itm runtime (gcc -fgnu-tm) it declares the
+ * (a thread's failure record): under gcc -fgnu-tm (the itm runtime) it declares the
  * function transaction_pure, so gcc calls it as is, without instrumenting it and
- * without first making the transaction serial-irrevocable; nothing elsewhere. */
-#if defined(SYNC_RT_ITM)
+ * without first making the transaction serial-irrevocable. gcc accepts the attribute
+ * without -fgnu-tm too, where it means nothing; clang does not know it. Keyed on the
+ * compiler, not the runtime, so that every file's declaration of a function agrees. */
+#if defined(__GNUC__) && !defined(__clang__)
 #define SYNC_TM_PURE __attribute__((transaction_pure))
 #else
 #define SYNC_TM_PURE
@@ -105,7 +108,7 @@ enum sync_abort_kind {
 };
 const char *sync_abort_kind_name(enum sync_abort_kind k);
 
-/* One row of the conflict log (SPEC.md `--conflicts`). */
+/* One row of the conflict log (`--conflicts`, docs/contract.md). */
 struct sync_conflict {
     uint64_t t_ns;       /* when, since the runtime was initialised */
     int32_t thread;      /* the thread whose attempt was thrown away */
@@ -151,6 +154,16 @@ void sync_stats_free(struct sync_stats *s);
 /* Appends one conflict row (drops it silently if memory runs out: statistics only). */
 void sync_stats_add_conflict(struct sync_stats *s, const struct sync_conflict *c);
 uint64_t sync_stats_aborts(const struct sync_stats *s);
+
+/* Prints "stmbench: <message>\n" to stderr: the one format of the program's messages. */
+void sync_vmessage(const char *fmt, va_list ap);
+
+/* The machine ran out of something a run needs (memory, mappings): prints
+ * "stmbench: <reason>" and exits with status 3, as for a runtime that cannot be set
+ * up, without touching any results file. Pure under itm: callable inside a block on
+ * the failing path without making it irrevocable beforehand. */
+void sync_out_of_resources(const char *fmt, ...) SYNC_TM_PURE
+    __attribute__((noreturn, format(printf, 1, 2)));
 
 /* Commit latency is timed on one commit in SYNC_COMMIT_SAMPLE (a power of two). */
 #define SYNC_COMMIT_SAMPLE 16

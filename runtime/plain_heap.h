@@ -47,7 +47,7 @@ static inline void *sync_alloc(size_t size)
 #else
     struct sync_hdr *h = aligned_alloc(16, n ? n : 16);
     if (!h)
-        abort();
+        sync_out_of_resources("out of memory allocating a %zu-byte object", size);
     __builtin_memset(h, 0, n);
 #endif
     h->size = (uint32_t)size;

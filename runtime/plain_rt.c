@@ -1,6 +1,6 @@
 /*
  * runtime/plain_rt.c - descriptors of the runtimes with nothing to set up per thread
- * (seq and locks), and the runtime table the harness looks names up in.
+ * (seq and locks).
  */
 #include "runtime/sync.h"
 
@@ -55,18 +55,3 @@ const struct sync_runtime sync_runtime_locks = {
     .init = plain_init, .fini = plain_fini,
     .thread_enter = plain_enter, .thread_exit = plain_exit,
 };
-
-/* itm last: its descriptor is a weak symbol, NULL (the end of the table) when the
- * itm runtime is not built. */
-const struct sync_runtime *const sync_runtimes[] = {
-    &sync_runtime_seq, &sync_runtime_mutex, &sync_runtime_gil,
-    &sync_runtime_locks, &sync_runtime_stm, &sync_runtime_htm, &sync_runtime_itm, NULL,
-};
-
-const struct sync_runtime *sync_runtime_find(const char *name)
-{
-    for (int i = 0; sync_runtimes[i]; i++)
-        if (strcmp(sync_runtimes[i]->name, name) == 0)
-            return sync_runtimes[i];
-    return NULL;
-}

@@ -1,11 +1,12 @@
 /*
  * runtime/sync.h - the one synchronisation interface every workload is written against.
  *
- * A workload file is compiled once per runtime with exactly one of
- *   SYNC_RT_SEQ  SYNC_RT_MUTEX  SYNC_RT_GIL  SYNC_RT_LOCKS  SYNC_RT_STM  SYNC_RT_ITM
- *   SYNC_RT_HTM
- * defined (the Makefile passes -DSYNC_RT_<NAME>); this header then includes that
- * runtime's inline fast paths, so barriers inline and `seq` compiles to plain loads
+ * A workload file is compiled once per runtime of runtime/runtimes.h with SYNC_RT
+ * defined to the runtime's name (the Makefile passes -DSYNC_RT=<name>, and
+ * -DSYNC_RT_<NAME> for code that differs per runtime under #if; a test that needs a
+ * runtime's barriers writes `#define SYNC_RT <name>` before including this header).
+ * This header then includes that runtime's inline fast paths,
+ * runtime/<name>/sync_<name>.h, so barriers inline and `seq` compiles to plain loads
  * and stores. There is no function pointer on the hot path.
  *
  * What a runtime header defines (the contract; names are the same everywhere):
@@ -53,6 +54,7 @@
 #define SYNC_H
 
 #include "runtime/common.h"
+#include "runtime/runtimes.h"
 
 #include <stdbool.h>
 
@@ -83,41 +85,29 @@ struct sync_runtime {
     const char *(*params)(void);
 };
 
-extern const struct sync_runtime sync_runtime_seq;
-extern const struct sync_runtime sync_runtime_mutex;
-extern const struct sync_runtime sync_runtime_gil;
-extern const struct sync_runtime sync_runtime_locks;
-extern const struct sync_runtime sync_runtime_stm;
-extern const struct sync_runtime sync_runtime_htm;
-/* Weak: runtime/itm/itm.c is built only where gcc and libitm are (see the Makefile). */
-extern const struct sync_runtime sync_runtime_itm __attribute__((weak));
+/* Every runtime's descriptor, `sync_runtime_<name>`, from the list. A runtime of
+ * build gnutm is optional (built only where gcc and libitm are; see the Makefile):
+ * its descriptor is weak, NULL when it is not built. */
+#define SYNC_RT_DECL_cc(name) extern const struct sync_runtime sync_runtime_##name;
+#define SYNC_RT_DECL_variant(name) extern const struct sync_runtime sync_runtime_##name;
+#define SYNC_RT_DECL_gnutm(name) \
+    extern const struct sync_runtime sync_runtime_##name __attribute__((weak));
+#define SYNC_RT_DECL(a, name, build) SYNC_RT_DECL_##build(name)
+SYNC_RUNTIMES(SYNC_RT_DECL, )
 
-/* The runtimes, in SPEC.md order, NULL-terminated; and lookup by name. */
-extern const struct sync_runtime *const sync_runtimes[];
+/* The runtimes built into this binary, in the list's order: the i-th for i from 0,
+ * NULL past the last. And lookup by name (NULL when unknown or not built). */
+const struct sync_runtime *sync_runtime_nth(int i);
 const struct sync_runtime *sync_runtime_find(const char *name);
 
-#if defined(SYNC_RT_SEQ) + defined(SYNC_RT_MUTEX) + defined(SYNC_RT_GIL) + \
-        defined(SYNC_RT_LOCKS) + defined(SYNC_RT_STM) + defined(SYNC_RT_ITM) + \
-        defined(SYNC_RT_HTM) > 1
-#error "define exactly one SYNC_RT_* before including runtime/sync.h"
+#ifdef SYNC_RT
+#define SYNC_RT_STR_(x) #x
+#define SYNC_RT_STR(x) SYNC_RT_STR_(x)
+#define SYNC_RT_HEADER_(name) SYNC_RT_STR(runtime/name/sync_##name.h)
+#define SYNC_RT_HEADER(name) SYNC_RT_HEADER_(name)
+#include SYNC_RT_HEADER(SYNC_RT)
 #endif
-
-#if defined(SYNC_RT_SEQ)
-#include "runtime/seq/sync_seq.h"
-#elif defined(SYNC_RT_MUTEX)
-#include "runtime/mutex/sync_mutex.h"
-#elif defined(SYNC_RT_GIL)
-#include "runtime/gil/sync_gil.h"
-#elif defined(SYNC_RT_LOCKS)
-#include "runtime/locks/sync_locks.h"
-#elif defined(SYNC_RT_STM)
-#include "runtime/stm/sync_stm.h"
-#elif defined(SYNC_RT_ITM)
-#include "runtime/itm/sync_itm.h"
-#elif defined(SYNC_RT_HTM)
-#include "runtime/htm/sync_htm.h"
-#endif
-/* Without SYNC_RT_*: harness and runtime-independent code, descriptors only. */
+/* Without SYNC_RT: harness and runtime-independent code, descriptors only. */
 
 /* The thread loop's marks around a sampled block call (workloads/workload.h): only
  * runtimes whose blocks have no boundary hooks of their own define them (locks). */

@@ -19,7 +19,7 @@
 #   BENCH_OUT       output directory (default results/latest; the previous
 #                   results/latest is moved to results/previous/)
 #   BENCH_PLOTS     0: tables only, no figures (scripts/regress-run.sh uses it)
-#   BUILD, STMBENCH the build directory (default build) and harness binary
+#   BUILD, STMBENCH the build directory (default build/release) and harness binary
 #
 # seq runs only at 1 thread. Runs are interleaved (for each repeat, every point) so
 # that drift on the machine hits every configuration alike. A failed run (non-zero
@@ -31,7 +31,7 @@ cd "$(dirname "$0")/.." || exit 3
 
 die() { echo "bench: $2" >&2; exit "$1"; }
 
-BUILD=${BUILD:-build}
+BUILD=${BUILD:-build/release}
 BIN=${STMBENCH:-$BUILD/stmbench}
 DEFAULT_OUT=results/latest
 OUT=${BENCH_OUT:-$DEFAULT_OUT}

@@ -7,7 +7,7 @@
 # is written to BUILD/fuzz/crash-* and makes the script exit non-zero.
 # Needs clang and libclang-rt-14-dev (scripts/deps.sh installs it).
 set -eu
-build=${1:-build}
+build=${1:-build/release}
 secs=${FUZZ_SECONDS:-60}
 jobs=${FUZZ_JOBS:-1}
 cc=${FUZZ_CC:-clang}

@@ -19,7 +19,7 @@ die() { echo "instr-count: $2" >&2; exit "$1"; }
 
 [ $# -eq 1 ] || die 2 "usage: scripts/instr-count.sh OUT.csv"
 out=$1
-BIN=${STMBENCH:-${BUILD:-build}/stmbench}
+BIN=${STMBENCH:-${BUILD:-build/release}/stmbench}
 N=${INSTR_OPS:-20000}
 [[ $N =~ ^[0-9]+$ ]] && [ "$N" -ge 1 ] || die 2 "INSTR_OPS='$N' is not a positive integer"
 command -v valgrind >/dev/null || die 3 "valgrind is not installed (apt-get install valgrind)"

@@ -3,8 +3,10 @@
 # Debian's libbenchmark-dev) of barriers, commits, aborts, page unsharing, the mutex
 # and the GIL, through the C shim harness/micro/shim.c.
 #
-# Builds BUILD/micro/micro (needs BUILD/libstmbench.a: `make` first; the Makefile's
-# `make micro` does), runs it, prints google-benchmark's console table and writes
+# Runs BUILD/micro/micro (built by `make micro`: the driver harness/micro/micro.cc and
+# one copy of harness/micro/shim.c per runtime that has atomic blocks of its own, each
+# compiled with that runtime's flags), prints google-benchmark's console table and
+# writes
 #   results/latest/micro.json   google-benchmark's JSON (context + one entry per row)
 #   results/latest/micro.csv    the same rows as CSV, converted from the JSON
 #
@@ -12,61 +14,34 @@
 #   MICRO_ARGS     more google-benchmark flags, e.g. "--benchmark_filter=stm
 #                  --benchmark_min_time=0.1" (default: none; the full run takes ~30 s)
 #   MICRO_OUT      output directory (default results/latest)
-#   CC, CXX        compilers (default clang / clang++ when present, else gcc / g++)
 #   STM_CHAOS      must be unset: chaos mode would inject aborts and sleeps
 #
-# Exit status: 0 ok; 1 the benchmark binary failed; 2 bad environment; 3 build failed.
+# Exit status: 0 ok; 1 the benchmark binary failed; 2 bad environment; 3 not built.
 set -u
 cd "$(dirname "$0")/.." || exit 3
-build=${1:-build}
+build=${1:-build/release}
 out=${MICRO_OUT:-results/latest}
-lib="$build/libstmbench.a"
+bin="$build/micro/micro"
 
 if [ -n "${STM_CHAOS:-}" ]; then
     echo "micro: STM_CHAOS is set ('$STM_CHAOS'); unset it: chaos mode distorts timings" >&2
     exit 2
 fi
-if [ ! -f "$lib" ]; then
-    echo "micro: $lib not found; run 'make BUILD=$build' first" >&2
+if [ ! -x "$bin" ]; then
+    echo "micro: $bin not found; run 'make micro' (or 'make $bin') first" >&2
     exit 3
 fi
-if [ -z "${CC:-}" ] || [ "$CC" = cc ]; then
-    if command -v clang >/dev/null; then CC=clang; else CC=gcc; fi
-fi
-if [ -z "${CXX:-}" ]; then
-    case "$CC" in *clang*) CXX=clang++ ;; *) CXX=g++ ;; esac
-fi
-
-obj="$build/micro"
-mkdir -p "$obj" "$out" || exit 3
-CPPFLAGS="-I. -D_GNU_SOURCE"
-CFLAGS="-std=gnu11 -O2 -g -Wall -Wextra -Werror -Wno-unused-parameter -pthread"
-# as in the Makefile: gcc's -Wclobbered flags locals assigned inside stm blocks
-case "$(basename "$CC")" in *gcc*) CFLAGS="$CFLAGS -Wno-clobbered" ;; esac
-CXXFLAGS="-std=c++17 -O2 -g -Wall -Wextra -Werror -pthread"
-
-objs=()
-for rt in seq mutex gil stm; do
-    RT=$(echo "$rt" | tr a-z A-Z)
-    o="$obj/shim_$rt.o"
-    $CC $CPPFLAGS -DSYNC_RT_$RT -DMICRO_PREFIX=$rt $CFLAGS -c harness/micro/shim.c -o "$o" ||
-        { echo "micro: compiling the $rt shim failed" >&2; exit 3; }
-    objs+=("$o")
-done
-$CXX $CPPFLAGS $CXXFLAGS -c harness/micro/micro.cc -o "$obj/micro.o" ||
-    { echo "micro: compiling micro.cc failed" >&2; exit 3; }
-$CXX -pthread "$obj/micro.o" "${objs[@]}" "$lib" -lbenchmark -lhwloc -lm -lpthread \
-    -o "$obj/micro" || { echo "micro: linking failed" >&2; exit 3; }
+mkdir -p "$out" || exit 3
 
 json="$out/micro.json"
 csv="$out/micro.csv"
 tmp="$json.tmp.$$"
 # shellcheck disable=SC2086
-"$obj/micro" --benchmark_out="$tmp" --benchmark_out_format=json ${MICRO_ARGS:-}
+"$bin" --benchmark_out="$tmp" --benchmark_out_format=json ${MICRO_ARGS:-}
 rc=$?
 if [ $rc -ne 0 ]; then
     rm -f "$tmp"
-    echo "micro: $obj/micro exited with status $rc" >&2
+    echo "micro: $bin exited with status $rc" >&2
     exit 1
 fi
 mv "$tmp" "$json"

@@ -2,15 +2,19 @@
 # scripts/run-tests.sh BUILD - runs every cmocka test program in BUILD/tests and ends
 # with one summary line "N passed, M failed" (test cases, from cmocka's own counts).
 # Exits non-zero if any test case or program failed.
+# Then every tests/test_*.sh script (it prints cmocka's summary lines).
 # The STM protocol tests also run once under valgrind's memcheck, where wrgsbase is
 # unavailable (the runtime falls back to arch_prctl), pages are eager, and memory errors
 # fail the run; and once natively with STM_PAGES=eager (every granule a segment's own).
 set -u
-build=${1:-build}
+build=${1:-build/release}
 passed=0 failed=0 bad_progs=()
 runs=()
 for t in "$build"/tests/test_*; do
     [ -x "$t" ] && runs+=("$t")
+done
+for t in tests/test_*.sh; do
+    [ -x "$t" ] && runs+=("script:$t")
 done
 runs+=("eager:$build/tests/test_stm" "valgrind:$build/tests/test_stm")
 for t in "${runs[@]}"; do
@@ -27,6 +31,12 @@ for t in "${runs[@]}"; do
         name="$(basename "$t") under valgrind memcheck"
         echo "=== $name"
         timeout 600 valgrind -q --error-exitcode=99 "$t" >"$log" 2>&1
+        ;;
+    script:*)
+        t=${t#script:}
+        name=$(basename "$t")
+        echo "=== $name"
+        timeout 600 "$t" "$build" >"$log" 2>&1
         ;;
     *)
         name=$(basename "$t")

@@ -7,7 +7,7 @@
     stmbench_report.py all DIR         all three
 
 Also the library the other scripts import (scripts/plot.py, scripts/regress): reading
-runs.csv by header name (SPEC.md "Results files"; extra columns are allowed), the medians
+runs.csv by header name (docs/contract.md "Results"; extra columns are allowed), the medians
 per (workload, runtime, threads), the "n% slower than single-thread" figure and the
 machine context JSON the harness writes beside the CSV.
 
@@ -31,10 +31,33 @@ RUN_COLUMNS = (
 ).split(",")
 CONFLICT_COLUMNS = "run_id,t_ns,thread,other_thread,kind,object,page,site,wasted_ns".split(",")
 
-# Display order: the baseline first, then from coarse to fine, the STM last.
-RUNTIME_ORDER = ["seq", "mutex", "gil", "locks", "stm", "itm"]
-WORKLOAD_ORDER = ["bank", "rbtree", "hashmap", "interp"]
 BASELINE_RT = "seq"
+
+
+def _listed_order():
+    """Display order of runtimes and workloads: the list's (runtime/runtimes.h), as
+    `stmbench --list` prints it (STMBENCH, else build/stmbench or build/release/stmbench).
+    Without a binary, names sort alphabetically."""
+    import os
+    import subprocess
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    cands = [os.environ.get("STMBENCH", ""), os.path.join(root, "build", "stmbench"),
+             os.path.join(root, "build", "release", "stmbench")]
+    for b in cands:
+        if b and os.access(b, os.X_OK):
+            try:
+                out = subprocess.run([b, "--list"], capture_output=True, text=True,
+                                     timeout=30).stdout
+            except (OSError, subprocess.SubprocessError):
+                continue
+            rts = [l.split()[1] for l in out.splitlines() if l.startswith("runtime ")]
+            wls = [l.split()[1] for l in out.splitlines() if l.startswith("workload ")]
+            if rts and wls:
+                return rts, wls
+    return [], []
+
+
+RUNTIME_ORDER, WORKLOAD_ORDER = _listed_order()
 
 
 class InputError(Exception):
@@ -287,7 +310,7 @@ def ops(points, w, rt, t):
 
 
 def n_pct(points, w, rt):
-    """SPEC.md: n = (ops_per_s(seq, 1) / ops_per_s(R, 1) - 1) x 100; None if unknown."""
+    """n = (ops_per_s(seq, 1) / ops_per_s(R, 1) - 1) x 100; None if unknown."""
     s, r = ops(points, w, BASELINE_RT, 1), ops(points, w, rt, 1)
     if not s or not r:
         return None

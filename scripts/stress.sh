@@ -44,7 +44,7 @@ cd "$(dirname "$0")/.." || exit 3
 
 die() { echo "stress: $2" >&2; exit "$1"; }
 
-BUILD=${1:-${BUILD:-build}}
+BUILD=${1:-${BUILD:-build/release}}
 BIN=${STMBENCH:-$BUILD/stmbench}
 TEST_BIN=$BUILD/tests/test_stm_stress
 OUT=${STRESS_OUT:-results/stress}

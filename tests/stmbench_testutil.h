@@ -1,7 +1,8 @@
 /*
- * tests/stmbench_testutil.h - helpers for the harness tests (test_cli, test_csv,
- * test_bank): run stmbench_main in-process on an argv list, a scratch directory,
- * file reading and CSV field lookup. Included by one test program each (all static).
+ * tests/stmbench_testutil.h - helpers for the tests that run the harness in-process
+ * (every tests/test_*.c that includes it: cli, csv, bank, rbtree, hashmap, interp,
+ * itm, ...): run stmbench_main on an argv list, a scratch directory, file reading and
+ * CSV field lookup. Included by one source file per test program (all static).
  */
 #ifndef STMBENCH_TESTUTIL_H
 #define STMBENCH_TESTUTIL_H

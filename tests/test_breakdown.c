@@ -12,7 +12,7 @@
  * its timed wait before the holder starts its sleep), so the only timing assertions are
  * lower bounds on waits the test injected itself.
  */
-#define SYNC_RT_GIL
+#define SYNC_RT gil
 #include "runtime/sync.h"
 #include "runtime/timeacct.h"
 #include "tests/stmbench_testutil.h"
@@ -102,9 +102,10 @@ static void check_run(const char *rt, const char *wl)
 static void test_sums_every_runtime(void **state)
 {
     (void)state;
-    for (int i = 0; sync_runtimes[i]; i++) {
-        check_run(sync_runtimes[i]->name, "rbtree");
-        check_run(sync_runtimes[i]->name, "bank");
+    const struct sync_runtime *rt;
+    for (int i = 0; (rt = sync_runtime_nth(i)); i++) {
+        check_run(rt->name, "rbtree");
+        check_run(rt->name, "bank");
     }
 }
 

@@ -10,7 +10,7 @@
  * (its open timed interval), so the only timing assertions are lower bounds on waits
  * the test injected itself.
  */
-#define SYNC_RT_STM
+#define SYNC_RT stm
 #include "runtime/sync.h"
 #include "runtime/timeacct.h"
 

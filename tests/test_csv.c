@@ -1,5 +1,5 @@
 /*
- * tests/test_csv.c - the results files: SPEC.md's columns in order, the header once
+ * tests/test_csv.c - the results files: the required columns in order, the header once
  * across runs, whole rows only, the conflict log's header, the context JSON.
  */
 #include "tests/stmbench_testutil.h"
@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-/* SPEC.md "Results files": the required columns, in this order. */
-static const char SPEC_COLUMNS[] =
+/* docs/contract.md "Results": the required columns, in this order. */
+static const char REQUIRED_COLUMNS[] =
     "run_id,timestamp,git_rev,host,runtime,workload,params,threads,pin,seed,duration_s,ops,"
     "ops_per_s,commits,aborts,aborts_write_write,aborts_read_write,aborts_other,"
     "unshared_pages,commit_p50_ns,commit_p99_ns,block_p50_ns,block_p99_ns,check,cpus";
@@ -61,9 +61,9 @@ static void test_header_once_exact_columns(void **state)
     char *text = tu_read(csv, &len);
     assert_non_null(text);
     assert_int_equal(tu_count_lines(text), 3);
-    /* the header starts with exactly SPEC.md's columns, then only extra columns */
-    assert_memory_equal(text, SPEC_COLUMNS, strlen(SPEC_COLUMNS));
-    char c = text[strlen(SPEC_COLUMNS)];
+    /* the header starts with exactly the required columns, then only extra columns */
+    assert_memory_equal(text, REQUIRED_COLUMNS, strlen(REQUIRED_COLUMNS));
+    char c = text[strlen(REQUIRED_COLUMNS)];
     assert_true(c == ',' || c == '\n');
     assert_null(strstr(text + 1, "run_id,"));     /* one header only */
     assert_whole_rows(text, len);
@@ -120,7 +120,7 @@ static void test_empty_file_gets_header_and_pin_none(void **state)
     size_t len;
     char *text = tu_read(csv, &len);
     assert_int_equal(tu_count_lines(text), 2);
-    assert_memory_equal(text, SPEC_COLUMNS, strlen(SPEC_COLUMNS));
+    assert_memory_equal(text, REQUIRED_COLUMNS, strlen(REQUIRED_COLUMNS));
     assert_whole_rows(text, len);
     char f[256];
     assert_int_equal(tu_field(text, 0, "cpus", f, sizeof f), 0);

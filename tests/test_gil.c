@@ -6,7 +6,7 @@
  * the protocol, not from timing. Worker threads never call cmocka's asserts (they are
  * not thread-safe): they record the first failure, and the main thread asserts it.
  */
-#define SYNC_RT_GIL
+#define SYNC_RT gil
 #include "runtime/sync.h"
 
 #include <pthread.h>

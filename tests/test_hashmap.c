@@ -5,11 +5,11 @@
  *    variant from 4 and 8 threads at once; knob validation.
  *  - The check catches corruption: a key in the wrong bucket, a duplicate key, and
  *    logs that disagree with the map.
- *  - Through the harness: seq at 1 thread; mutex, gil and locks at 1 and 2 threads;
- *    a randomized stress of the locks variant at 4 and 8 threads, with --buckets 1 among
- *    the cases. (stm cases are added by the lead with the STM runtime.)
+ *  - Through the harness: seq at 1 thread; mutex, gil, locks and stm at 1 and 2
+ *    threads (itm: tests/test_itm.c); a randomized stress of the locks variant at 4
+ *    and 8 threads, with --buckets 1 among the cases.
  */
-#define SYNC_RT_SEQ
+#define SYNC_RT seq
 #include "runtime/sync.h"
 #include "workloads/hashmap.h"
 #include "workloads/workload.h"

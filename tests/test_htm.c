@@ -21,7 +21,7 @@
  *
  * Worker threads never call cmocka's asserts: they count, the main thread asserts.
  */
-#define SYNC_RT_HTM
+#define SYNC_RT htm
 #include "runtime/sync.h"
 #include "runtime/htm/htm_cpu.h"
 #include "tests/stmbench_testutil.h"

@@ -1,12 +1,11 @@
 /*
  * tests/test_interp.c - the interp workload through the harness, in-process: every
- * built-in program and the example programs under seq (1 thread) and mutex, gil and
- * locks (1 and 2 threads), with an op count and with a short duration; the run must
+ * built-in program and the example programs under seq (1 thread) and mutex, gil,
+ * locks and stm (1 and 2 threads; itm: tests/test_itm.c), with an op count and with a short duration; the run must
  * exit 0 with check=pass. Bad programs exit 2, a wrong `.expect` or a run-time fault
  * exits 1. Then a randomized stress of the locks variant at 4 threads (random
  * programs, switch intervals and iteration counts from a fixed seed), including the
  * atomicity program that catches a section seen half-done by another thread.
- * (stm cases are added by the lead once the STM lands in these tests.)
  */
 #include "tests/stmbench_testutil.h"
 

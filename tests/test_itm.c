@@ -18,7 +18,7 @@
  *    Fresh processes (this program re-run with --itm-mode-probe, and build/stmbench)
  *    check it with the variable unset, set to serialirr and set to gl_wt.
  */
-#define SYNC_RT_ITM
+#define SYNC_RT itm
 #include "runtime/sync.h"
 #include "tests/stmbench_testutil.h"
 

@@ -5,11 +5,11 @@
  *    variant from 4 and 8 threads at once; knob validation.
  *  - The check catches corruption: a red root, a red-red pair, unequal black heights,
  *    keys out of order, a wrong parent reference, and logs that disagree with the tree.
- *  - Through the harness (stmbench_main): seq at 1 thread; mutex, gil and locks at 1
- *    and 2 threads; a randomized stress of the locks variant at 4 and 8 threads.
- * (stm cases are added by the lead with the STM runtime.)
+ *  - Through the harness (stmbench_main): seq at 1 thread; mutex, gil, locks and stm
+ *    at 1 and 2 threads (itm: tests/test_itm.c); a randomized stress of the locks
+ *    variant at 4 and 8 threads.
  */
-#define SYNC_RT_SEQ
+#define SYNC_RT seq
 #include "runtime/sync.h"
 #include "workloads/rbtree.h"
 #include "workloads/workload.h"

@@ -6,7 +6,7 @@
  * written).
  *
  * Every case works in its own mkdtemp directory: the fixture (tests/fixtures/runs.csv,
- * SPEC.md columns plus extras) is copied in as the baseline, and the variants are
+ * required columns plus extras) is copied in as the baseline, and the variants are
  * generated from it here. The scripts are found from the current directory (make test
  * runs from the repository root), $STMBENCH_ROOT, or ../.. from this program.
  * No timing is asserted: the scripts only read files.
@@ -330,7 +330,7 @@ static void test_bad_input(void **state)
     rg_make_baseline(c);
     /* A missing results file. */
     assert_int_equal(rg_regress(c, "no-such-file.csv", 2), 2);
-    /* A CSV without the SPEC columns. */
+    /* A CSV without the required columns. */
     char p[PATH_MAX];
     rg_path(p, c, "wrong.csv");
     rg_write(p, "runtime,workload,threads,ops_per_s\nseq,bank,1,100\n");

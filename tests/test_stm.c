@@ -3,7 +3,7 @@
  * at a time with semaphores, asserting which transaction aborts, why, and what every
  * thread saw. Each test initialises a fresh runtime.
  */
-#define SYNC_RT_STM
+#define SYNC_RT stm
 #include "runtime/sync.h"
 #include "runtime/stm/stm_internal.h"
 

@@ -10,7 +10,7 @@
  * STRESS_CHAOS (environment, a non-zero integer) replaces the fixed chaos seeds of the
  * chaos cases, so that repeated stress runs see other interleavings.
  */
-#define SYNC_RT_STM
+#define SYNC_RT stm
 #include "runtime/sync.h"
 #include "runtime/stm/stm_internal.h"
 

@@ -1,8 +1,8 @@
 /*
  * workloads/interp_vm.h - the interp workload's VM, objects, thread loop and check,
  * written once against runtime/sync.h. Included by exactly two files:
- *   workloads/interp.c        (compiled per runtime: seq, mutex, gil, stm): no locks
- *   workloads/interp_locks.c  (SYNC_RT_LOCKS): per-object locks as in PEP 703
+ *   workloads/interp.c        (compiled per runtime: seq, mutex, gil, stm, itm): no locks
+ *   workloads/interp_locks.c  (SYNC_RT=locks): per-object locks as in PEP 703
  * Each defines four hooks before including this file (empty in interp.c):
  *   IV_LOCK(th, g, adepth)    before a bytecode touches object g (int, list or dict)
  *   IV_UNLOCK(th, g, adepth)  after it

@@ -3,13 +3,14 @@
  * workload shares.
  *
  * A workload file (`workloads/<name>.c`) includes runtime/sync.h and is compiled once
- * per runtime (seq, mutex, gil, stm, and itm where gcc -fgnu-tm is); its `locks`
- * variant is `workloads/<name>_locks.c`.
+ * per runtime of runtime/runtimes.h (seq, mutex, gil, stm, and itm where gcc
+ * -fgnu-tm is); for a runtime of build `variant` (locks) its variant
+ * `workloads/<name>_<runtime>.c` is compiled instead.
  * Each compiled copy exports one descriptor named `<name>__<runtime>` with
  * WORKLOAD_EXPORT(name, ...), e.g. bank__stm. The harness finds it in its registry
  * (harness/registry.c).
  *
- * The thread loop (wl_loop below) is inlined into each copy, so the call from the
+ * The thread loop (WL_LOOP below) is inlined into each copy, so the call from the
  * loop to the workload's block function is direct and the runtime's barriers inline.
  */
 #ifndef WORKLOAD_H
@@ -74,7 +75,7 @@ struct workload {
     /* Builds the shared data; runs on the main thread after it entered the runtime
      * as tid 0. Returns the workload context, or NULL with a reason (exit 3). */
     void *(*setup)(const struct wl_args *a, char *err, size_t errlen);
-    /* The worker thread body: runs blocks until the target or *stop (use wl_loop). */
+    /* The worker thread body: runs blocks until the target or *stop (use WL_LOOP). */
     void (*thread_run)(void *ctx, struct wl_thread *t);
     /* After the run, on the main thread entered as tid 0: 0 if every invariant holds,
      * else -1 with the failed invariant in msg. Sees every thread's wl_thread. */

@@ -1,7 +1,8 @@
 // harness/micro/micro.cc - the google-benchmark driver of `make micro`.
 //
 // Registers one benchmark "<op>/<runtime>" for every operation a runtime's shim
-// table offers (harness/micro/shim.c, compiled once per runtime), grouped by
+// table offers (harness/micro/shim.c, compiled once per runtime of the list
+// runtime/runtimes.h that has atomic blocks of its own), grouped by
 // operation so each row sits beside its seq baseline. Times are the shim's manual
 // timings (UseManualTime): nanoseconds per iteration of the measured part only.
 // A runtime whose setup fails (e.g. a runtime that is not built yet) is reported
@@ -40,7 +41,14 @@ void run_op(benchmark::State &state, const micro_rt *rt, const micro_op *op)
 
 int main(int argc, char **argv)
 {
-    const micro_rt *rts[] = {micro_rt_seq(), micro_rt_mutex(), micro_rt_gil(), micro_rt_stm()};
+    // Every runtime of the list whose shim is linked in (weak: a variant runtime has
+    // no shim, an optional one may not be built), in the list's order.
+    std::vector<const micro_rt *> rts;
+#define MICRO_RT(a, name, build) \
+    if (micro_rt_##name)         \
+        rts.push_back(micro_rt_##name());
+    SYNC_RUNTIMES(MICRO_RT, )
+#undef MICRO_RT
 
     // Operation names in first-seen order, so rows group by operation.
     std::vector<std::string> names;

@@ -1,6 +1,7 @@
 /*
  * harness/micro/shim.c - the micro-benchmark operations, written once against
- * runtime/sync.h and compiled once per runtime (scripts/micro.sh passes
+ * runtime/sync.h and compiled once per runtime that has atomic blocks of its own
+ * (the Makefile's `make micro`, with that runtime's flags: -DSYNC_RT=<rt>
  * -DSYNC_RT_<RT>; the exported table is micro_rt_<rt>, named from SYNC_RT_ID unless
  * MICRO_PREFIX is given). See shim.h for the timing convention.
  *
@@ -54,11 +55,24 @@ static obj_ref small_a, small_b;
 static int setup_state;     /* 0 not yet, 1 ready, -1 failed */
 static char errbuf[256];
 
+/* The clock, read inside atomic blocks. Under itm gcc would make a block
+ * serial-irrevocable (uninstrumented) before calling clock_gettime, which is not
+ * transaction-safe, and time something else than its barriers: so the clock is
+ * declared transaction_pure there (SYNC_TM_PURE), and kept out of line so that the
+ * declaration is what gcc sees. */
+static uint64_t micro_now(void) SYNC_TM_PURE SYNC_NOINLINE;
+static uint64_t micro_now(void)
+{
+    return sync_now_ns();
+}
+
 /* Keeps results alive without a volatile access in the measured loop. */
 static long sink;
 static void keep(long v)
 {
+#if !defined(SYNC_RT_ITM)
     __asm__ __volatile__("" : : "r"(v) : "memory");
+#endif
     sink += v;
 }
 
@@ -129,13 +143,13 @@ static int64_t op_read_barrier(uint64_t n)
     static uint64_t t0, t1;
     SYNC_ATOMIC("micro.read") {
         long s = 0;
-        t0 = sync_now_ns();
+        t0 = micro_now();
         for (uint64_t i = 0; i < n; i++) {
             obj_ref o = pool[i & (POOL - 1)];
             SYNC_READ(o);
             s += o->v;
         }
-        t1 = sync_now_ns();
+        t1 = micro_now();
         keep(s);
     }
     return (int64_t)(t1 - t0);
@@ -150,13 +164,13 @@ static int64_t op_write_first(uint64_t n)
     for (uint64_t done = 0; done < n;) {
         uint64_t k = n - done < WPOOL ? n - done : WPOOL;
         SYNC_ATOMIC("micro.write_first") {
-            t0 = sync_now_ns();
+            t0 = micro_now();
             for (uint64_t i = 0; i < k; i++) {
                 obj_ref o = wpool[i];
                 SYNC_WRITE(o);
                 o->v++;
             }
-            t1 = sync_now_ns();
+            t1 = micro_now();
         }
         total += t1 - t0;
         done += k;
@@ -173,13 +187,13 @@ static int64_t op_write_repeat(uint64_t n)
             SYNC_WRITE(wpool[i]);
             wpool[i]->v++;
         }
-        t0 = sync_now_ns();
+        t0 = micro_now();
         for (uint64_t i = 0; i < n; i++) {
             obj_ref o = wpool[i & (WPOOL - 1)];
             SYNC_WRITE(o);
             o->v++;
         }
-        t1 = sync_now_ns();
+        t1 = micro_now();
     }
     return (int64_t)(t1 - t0);
 }
@@ -188,19 +202,19 @@ static int64_t op_write_repeat(uint64_t n)
  * count, since the holder never releases around a block). */
 static int64_t op_empty_commit(uint64_t n)
 {
-    uint64_t t0 = sync_now_ns();
+    uint64_t t0 = micro_now();
     for (uint64_t i = 0; i < n; i++) {
         SYNC_ATOMIC("micro.empty") {
             SYNC_COMPILER_BARRIER();
         }
     }
-    return (int64_t)(sync_now_ns() - t0);
+    return (int64_t)(micro_now() - t0);
 }
 
 /* A whole small atomic block: one read, one write, commit. */
 static int64_t op_small_commit(uint64_t n)
 {
-    uint64_t t0 = sync_now_ns();
+    uint64_t t0 = micro_now();
     for (uint64_t i = 0; i < n; i++) {
         SYNC_ATOMIC("micro.small") {
             SYNC_READ(small_a);
@@ -210,18 +224,18 @@ static int64_t op_small_commit(uint64_t n)
             SYNC_COMPILER_BARRIER(); /* seq: keep one block per iteration */
         }
     }
-    return (int64_t)(sync_now_ns() - t0);
+    return (int64_t)(micro_now() - t0);
 }
 
 /* sync_tick() with nothing to do (the GIL's inline poll; a no-op elsewhere). */
 static int64_t op_tick(uint64_t n)
 {
-    uint64_t t0 = sync_now_ns();
+    uint64_t t0 = micro_now();
     for (uint64_t i = 0; i < n; i++) {
         sync_tick();
         SYNC_COMPILER_BARRIER();
     }
-    return (int64_t)(sync_now_ns() - t0);
+    return (int64_t)(micro_now() - t0);
 }
 
 /* ------------------------------------------------------------ stm only */
@@ -299,9 +313,9 @@ static int64_t op_page_unshare(uint64_t n)
         }
         obj_ref o = pages[pages_next++];
         SYNC_ATOMIC("micro.page_unshare") {
-            t0 = sync_now_ns();
+            t0 = micro_now();
             SYNC_WRITE(o);
-            t1 = sync_now_ns();
+            t1 = micro_now();
             o->v++;
         }
         total += (int64_t)(t1 - t0);
@@ -370,20 +384,20 @@ static int64_t op_abort_retry(uint64_t n)
     for (uint64_t i = 0; i < n; i++) {
         ab_attempts = 0;
         ab_waited = 0;
-        uint64_t t0 = sync_now_ns();
+        uint64_t t0 = micro_now();
         SYNC_ATOMIC("micro.abort") {
             SYNC_READ(ab_x);
             long x = ab_x->v;
             SYNC_WRITE(ab_y);
             ab_y->v = x;
             if (ab_attempts++ == 0) {
-                uint64_t w0 = sync_now_ns();
+                uint64_t w0 = micro_now();
                 sem_post(&ab_go);
                 sem_wait(&ab_done);
-                ab_waited += sync_now_ns() - w0;
+                ab_waited += micro_now() - w0;
             }
         }
-        total += (int64_t)(sync_now_ns() - t0 - ab_waited);
+        total += (int64_t)(micro_now() - t0 - ab_waited);
         if (ab_attempts != 2)
             bad = 1;
     }
@@ -406,13 +420,13 @@ static int64_t op_abort_retry(uint64_t n)
  * path takes the GIL's mutex, sees no waiter, clears the request, keeps the GIL. */
 static int64_t op_gil_tick_stale(uint64_t n)
 {
-    uint64_t t0 = sync_now_ns();
+    uint64_t t0 = micro_now();
     for (uint64_t i = 0; i < n; i++) {
         /* relaxed: as every access to the request (see gil.c) */
         atomic_store_explicit(&gil_drop_request, 1, memory_order_relaxed);
         sync_tick();
     }
-    return (int64_t)(sync_now_ns() - t0);
+    return (int64_t)(micro_now() - t0);
 }
 
 /* gil_handoff: the caller and a helper thread pass the GIL back and forth by forced
@@ -456,9 +470,9 @@ static int64_t op_gil_handoff(uint64_t n)
     for (uint64_t i = 0; i < n; i++) {
         wait_for_waiter();
         atomic_store_explicit(&gil_drop_request, 1, memory_order_relaxed); /* hint */
-        uint64_t t0 = sync_now_ns();
+        uint64_t t0 = micro_now();
         sync_tick();
-        total += (int64_t)(sync_now_ns() - t0);
+        total += (int64_t)(micro_now() - t0);
     }
     /* relaxed: the hand-over below (gil_mu) publishes it to the helper */
     atomic_store_explicit(&gh_stop, 1, memory_order_relaxed);

@@ -1,7 +1,7 @@
 /*
  * harness/micro/shim.h - the C side of `make micro`.
  *
- * harness/micro/shim.c is compiled once per runtime (-DSYNC_RT_<RT>), so its loops
+ * harness/micro/shim.c is compiled once per runtime (-DSYNC_RT=<rt>), so its loops
  * inline that runtime's barriers exactly as a workload does. Each copy exports one
  * function, micro_rt_<rt>(), returning a table of operations; the C++ driver
  * (micro.cc) wraps each operation in a google-benchmark loop.
@@ -13,6 +13,8 @@
  */
 #ifndef MICRO_SHIM_H
 #define MICRO_SHIM_H
+
+#include "runtime/runtimes.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -40,10 +42,12 @@ struct micro_rt {
     int nops;
 };
 
-const struct micro_rt *micro_rt_seq(void);
-const struct micro_rt *micro_rt_mutex(void);
-const struct micro_rt *micro_rt_gil(void);
-const struct micro_rt *micro_rt_stm(void);
+/* micro_rt_<name>() for every runtime of the list; weak, so that a runtime without a
+ * shim (build variant) or not built (optional) is a null function. */
+#define MICRO_RT_DECL(a, name, build) \
+    const struct micro_rt *micro_rt_##name(void) __attribute__((weak));
+SYNC_RUNTIMES(MICRO_RT_DECL, )
+#undef MICRO_RT_DECL
 
 #ifdef __cplusplus
 }

@@ -86,7 +86,7 @@ static inline void *_itm_alloc(size_t size)
     size_t n = (size + 15) & ~(size_t)15;
     struct sync_hdr *h = malloc(n ? n : 16);
     if (SYNC_UNLIKELY(!h))
-        abort();
+        sync_out_of_resources("itm: out of memory allocating a %zu-byte object", size);
     __builtin_memset(h, 0, n);
     h->size = (uint32_t)size;
     return h;

@@ -5,7 +5,7 @@
  * also builds the program's objects (seq runtime, two threads' worth), runs a bounded
  * number of slices of each thread, evaluates its `.expect` lines and frees it all.
  */
-#define SYNC_RT_SEQ 1
+#define SYNC_RT seq
 #define IV_ATOMIC_CAP ((int64_t)20000)
 #define IV_LOCK(th, g, adepth) ((void)0)
 #define IV_UNLOCK(th, g, adepth) ((void)0)

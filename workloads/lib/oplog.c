@@ -4,6 +4,7 @@
  * logs of threads that have been joined.
  */
 #include "workloads/lib/oplog.h"
+#include "runtime/common.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -77,10 +78,8 @@ void _oplog_append_slow(struct oplog *l, uint64_t key, int delta)
     if (l->n > l->cap / 2) {
         /* Still more than half full after merging: grow, so compaction stays amortised. */
         struct oplog_ent *e = realloc(l->ent, 2 * l->cap * sizeof *e);
-        if (!e) {
-            fprintf(stderr, "oplog: out of memory for %zu log entries\n", 2 * l->cap);
-            abort();
-        }
+        if (!e)
+            sync_out_of_resources("oplog: out of memory for %zu log entries", 2 * l->cap);
         l->ent = e;
         l->cap *= 2;
     }
