@@ -706,6 +706,19 @@ static void leave_by_return(void)
     (void)leave_by_return_inner();
     sync_runtime_stm.thread_exit(NULL);
 }
+/* The next block after the return: caught at its start (its stack pointer is above the
+ * abandoned block's), before an abort could jump into the dead frame. */
+static void leave_by_return_then_block(void)
+{
+    enter(0);
+    (void)leave_by_return_inner();
+    SYNC_ATOMIC("test.leave.after") {
+        SYNC_WRITE(Y);
+        Y->v = 1;
+        stm_debug_abort_self();
+    }
+    sync_runtime_stm.thread_exit(NULL);
+}
 static void expect_abort_naming(void (*fn)(void), const char *site)
 {
     int pfd[2];
@@ -739,6 +752,7 @@ static void test_leaving_a_block_open_is_caught(void **state)
     (void)state;
     expect_abort_naming(leave_by_break, "test.leave.break");
     expect_abort_naming(leave_by_return, "test.leave.return");
+    expect_abort_naming(leave_by_return_then_block, "test.leave.return");
 }
 
 int main(void)

@@ -90,8 +90,6 @@
 #define MAX_SEGMENTS 4096
 #define NOT_OWNED UINT64_MAX          /* ws_entry.saved: ownership was not taken */
 
-enum { PS_SHARED = 0, PS_PRIVATE = 1 };
-
 __thread struct stm_tls stm_self;
 static __thread struct stm_seg *me;
 
@@ -141,8 +139,8 @@ __asm__(".text\n"
 
 /*
  * The commit lock: a test-and-test-and-set spinlock that yields the CPU after a few
- * rounds (threads may outnumber cores). Held briefly: a commit's copies, or the
- * remaps of a first write to a page.
+ * rounds (threads may outnumber cores). Held briefly: a commit's copies into segment 0
+ * and its last validation, or a granule fill.
  */
 static void commit_lock(void)
 {
@@ -318,20 +316,26 @@ static inline uintptr_t granule_off(size_t g)
  * segment 0), every logged write of an entry newer than s->rev, newest first. Caller
  * holds commit_lock, so the log's tail and segment 0 stand still; the entries after
  * s->last stay allocated (I4). One pass over the log for all the granules filled. */
-static void undo_newer(struct stm_seg *s)
+/* Undoes the entries from `e` on, newest first, in blocks of UNDO_BLOCK walked forward
+ * and applied backward (the later blocks first, by recursion): no allocation, since a
+ * fill may run in the fault handler. */
+#define UNDO_BLOCK 64
+static void undo_from(struct stm_seg *s, const struct log_entry *e)
 {
-    s->nscratch = 0;
-    /* acquire: pairs with the release store that linked each entry */
-    for (struct log_entry *e = atomic_load_explicit(&s->last->next, memory_order_acquire); e;
-         e = atomic_load_explicit(&e->next, memory_order_acquire)) {
-        STM_GROW(s->scratch, s->nscratch, s->scratch_cap);
-        s->scratch[s->nscratch++] = e;
+    const struct log_entry *blk[UNDO_BLOCK];
+    int n = 0;
+    for (; e && n < UNDO_BLOCK; n++) {
+        blk[n] = e;
+        /* acquire: pairs with the release store that linked the entry */
+        e = atomic_load_explicit(&e->next, memory_order_acquire);
     }
-    for (size_t k = s->nscratch; k-- > 0;) {
-        const struct log_entry *e = s->scratch[k];
-        const struct log_run *r = e->runs;
-        const char *old = (const char *)(r + e->nruns) + e->new_bytes;
-        for (uint32_t i = 0; i < e->nruns; i++) {
+    if (e)
+        undo_from(s, e);
+    while (n-- > 0) {
+        const struct log_entry *x = blk[n];
+        const struct log_run *r = x->runs;
+        const char *old = (const char *)(r + x->nruns) + x->new_bytes;
+        for (uint32_t i = 0; i < x->nruns; i++) {
             if (!r[i].validate)
                 continue; /* new or recycled objects: unreachable in s's snapshot (I7) */
             const char *obj_old = old;
@@ -346,6 +350,12 @@ static void undo_newer(struct stm_seg *s)
             }
         }
     }
+}
+
+static void undo_newer(struct stm_seg *s)
+{
+    /* acquire: pairs with the release store that linked the entry */
+    undo_from(s, atomic_load_explicit(&s->last->next, memory_order_acquire));
 }
 
 static void protect_rw(struct stm_seg *s, size_t g0, size_t g1)
@@ -432,6 +442,10 @@ static inline void ensure_accessible(uintptr_t off, size_t len, int fresh)
  * disposition runs. */
 static struct sigaction prev_segv;
 
+/* Safe as a signal handler because the faults it serves are synchronous and come only
+ * from workload code dereferencing a %gs reference (never from inside libc, which cannot
+ * take such a pointer): the fill it runs allocates nothing and takes only the commit
+ * lock, which this thread cannot hold then (materialize checks). */
 static void segv_handler(int sig, siginfo_t *si, void *uctx)
 {
     struct stm_seg *s = me;
@@ -514,6 +528,10 @@ static void __attribute__((noreturn)) stm_abort(enum sync_abort_kind kind, int o
         s->building = NULL;
     }
     release_ownership_restore(s);
+    /* An inevitable transaction's request is answered by this abort, whatever caused
+     * it: a flag left set would abort our next transaction for nothing (relaxed: the
+     * requester only waits for the objects, which the restore above released). */
+    atomic_store_explicit(&s->abort_request, 0, memory_order_relaxed);
     /* Allocations of the attempt vanish: the allocator returns to where the attempt
      * started, and chunks the attempt opened become spares that the next chunk request
      * takes first (a retry that allocates as much opens none); recycled objects go back
@@ -1321,7 +1339,6 @@ static void seg_free_lists(struct stm_seg *s)
     free(s->tx_chunks);
     free(s->spares);
     free(s->gstate);
-    free(s->scratch);
     for (int c = 0; c < STM_NCLASSES; c++)
         free(s->ready[c].v);
     sync_stats_free(&s->stats);
@@ -1401,6 +1418,7 @@ static int stm_enter(int tid, char *err, size_t errlen)
     memset(&s->stats, 0, sizeof s->stats);
     s->bump = s->bump_end = s->chunk_start = s->range_start = 0;
     s->inevitable = 0;
+    atomic_store_explicit(&s->abort_request, 0, memory_order_relaxed); /* not yet shared */
     tx_reset(s);
     stm_self.aborts_in_row = 0;
     stm_self.ro_commits = 0;
@@ -1413,9 +1431,10 @@ static int stm_enter(int tid, char *err, size_t errlen)
 
 void _stm_left_open(const char *site)
 {
+    const char *open_site = me && me->site ? me->site : site;
     fprintf(stderr, "stm: fatal: the atomic block at %s was left by break, return or goto "
-            "with its transaction open (its writes would be lost); leave a block only by "
-            "reaching its end\n", site);
+            "with its transaction open (its writes would be lost; caught at the block at "
+            "%s); leave a block only by reaching its end\n", open_site, site);
     abort();
 }
 
@@ -1425,7 +1444,7 @@ static void stm_exit(struct sync_stats *out)
     if (!s)
         return;
     if (stm_self.depth != 0)
-        _stm_left_open(s->site ? s->site : "(unknown)");
+        _stm_left_open("thread exit");
     commit_lock();
     atomic_store_explicit(&s->active, 0, memory_order_relaxed); /* under the lock */
     atomic_fetch_sub_explicit(&G.nactive, 1, memory_order_relaxed);

@@ -85,7 +85,6 @@ struct stm_seg {
     size_t nprotect;             /* mprotect calls since the last fill-all (mapping budget) */
     size_t nfills;               /* fills since the last fill-all */
     int holds_lock;              /* this thread holds commit_lock (a fault then is a bug) */
-    struct log_entry **scratch; size_t nscratch, scratch_cap; /* entries to undo at a fault */
     struct range *ranges; size_t nranges, ranges_cap;
     struct recycled *recycled; size_t nrecycled, recycled_cap;
     struct freed *frees; size_t nfrees, frees_cap;

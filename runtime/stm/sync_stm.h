@@ -85,10 +85,18 @@ SYNC_INLINE struct stm_jmpbuf *_stm_jmpbuf(void)
 
 SYNC_INLINE void _stm_start(const char *site)
 {
-    if (SYNC_LIKELY(stm_self.depth == 0))
+    if (SYNC_LIKELY(stm_self.depth == 0)) {
         _stm_begin(site);
-    else
+    } else {
+        /* A nested block runs inside the outermost one: at its stack pointer or deeper.
+         * Above it, the outermost block's function has returned out of its block with
+         * the transaction open, and an abort would jump into its dead frame. */
+        void *sp;
+        __asm__("mov %%rsp, %0" : "=r"(sp));
+        if (SYNC_UNLIKELY((char *)sp > (char *)stm_self.jb.regs[6]))
+            _stm_left_open(site);
         stm_self.depth++;
+    }
 }
 
 SYNC_INLINE int _stm_end(void)
