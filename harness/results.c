@@ -37,7 +37,8 @@ static const char results_header[] =
     "unshared_pages,commit_p50_ns,commit_p99_ns,block_p50_ns,block_p99_ns,check,cpus,"
     "aborts_inevitable,inevitable,ops_per_tx,gil_handoffs,gil_wait_ns,block_mean_ns,"
     "import_entries,import_bytes,pages_faulted,"
-    "htm_commits,htm_aborts_conflict,htm_aborts_capacity,htm_aborts_explicit";
+    "htm_commits,htm_aborts_conflict,htm_aborts_capacity,htm_aborts_explicit,"
+    "tx_len_mean,tx_len_p50,tx_len_p99";
 
 static const char results_cheader[] =
     "run_id,t_ns,thread,other_thread,kind,object,page,site,wasted_ns";
@@ -259,6 +260,14 @@ int results_append_csv(const char *path, const struct results_row *r, char *err,
                     (unsigned long long)s->aborts[SYNC_ABORT_HTM_CONFLICT],
                     (unsigned long long)s->aborts[SYNC_ABORT_HTM_CAPACITY],
                     (unsigned long long)s->aborts[SYNC_ABORT_HTM_EXPLICIT]);
+    /* transaction length actually run: ops (interp: bytecodes) per committed block,
+     * every block counted; p50/p99 are histogram bucket bounds (exact below 16, within
+     * 6.25% above) */
+    const struct lat_hist *lh = r->len_hist;
+    results_bprintf(&b, ",%.1f,%llu,%llu",
+                    lh && lh->count ? (double)lh->sum_ns / (double)lh->count : 0.0,
+                    (unsigned long long)(lh ? lat_quantile(lh, 0.5) : 0),
+                    (unsigned long long)(lh ? lat_quantile(lh, 0.99) : 0));
     results_bprintf(&b, "\n");
     if (b.oom) {
         free(b.p);
