@@ -589,6 +589,8 @@ static void iv_thread_run(void *ctx, struct wl_thread *t)
         uint64_t n = iv_block(cx, t);
         t->ops += n;
         t->blocks++;
+        if (n)
+            lat_add(&t->len_hist, n);
         drained += n;
         sync_tick();
     }

@@ -149,6 +149,7 @@ void wl_fail(struct wl_thread *t, const char *fmt, ...) SYNC_TM_PURE
                 break;                                                                  \
             _t->ops += _n;                                                              \
             _t->blocks++;                                                               \
+            lat_add(&_t->len_hist, _n);     /* the CSV's tx_len_* */                    \
             sync_tick();                                                                \
         }                                                                               \
     } while (0)
@@ -231,14 +232,12 @@ static inline long wl_txlen_init(struct wl_thread *t, long len, long start, long
     return t->tx_len;
 }
 
-/* After a committed block of n ops whose attempts began at `mark`: records the length
- * and, when adaptive, chooses the next one. */
+/* After a committed block of n ops whose attempts began at `mark`: when adaptive,
+ * chooses the next length (WL_LOOP records every block's length for the CSV). */
 #define WL_TXLEN_AFTER(t, n, mark)                                                      \
     do {                                                                                \
         struct wl_thread *_tl = (t);                                                    \
-        uint64_t _tn = (n);                                                             \
-        if (_tn)                                                                        \
-            lat_add(&_tl->len_hist, _tn);                                               \
+        (void)(n);                                                                      \
         if (_tl->tx_len_max)                                                            \
             _tl->tx_len = wl_txlen_next(_tl->tx_len, _tl->tx_len_max,                  \
                                         WL_TX_RETRIES(_tl, (mark)));                    \
