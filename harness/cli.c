@@ -285,10 +285,15 @@ static int cli_parse(int argc, char **argv, struct cli_opts *o)
             }
             break;
         case 7:
-            if (strcmp(v, "auto") == 0)
+            if (strcmp(v, "auto") == 0) {
                 o->ops_per_tx = WL_LEN_AUTO;
-            else if (cli_int_flag("--ops-per-tx", v, 1, CLI_MAX_OPS_PER_TX, &o->ops_per_tx) != 0)
+            } else if (cli_parse_long(v, &l) == -1) {
+                cli_err("--ops-per-tx '%s' is neither an integer nor auto (allowed: 1..%ld, "
+                        "auto)", v, CLI_MAX_OPS_PER_TX);
                 return -1;
+            } else if (cli_int_flag("--ops-per-tx", v, 1, CLI_MAX_OPS_PER_TX, &o->ops_per_tx) != 0) {
+                return -1;
+            }
             break;
         case 8: o->csv = v; break;
         case 9: o->conflicts = v; break;
@@ -369,9 +374,14 @@ static int cli_knobs(const struct cli_opts *o, const struct workload *w, struct 
         char flag[80];
         snprintf(flag, sizeof flag, "--%s", kn->name);
         if (kn->type == WL_KNOB_INT) {
-            if (w->auto_knob == k + 1 && strcmp(v, "auto") == 0)
+            long tmp;
+            if (w->auto_knob == k + 1 && strcmp(v, "auto") == 0) {
                 a->ival[k] = WL_LEN_AUTO;
-            else if (cli_int_flag(flag, v, kn->min, kn->max, &a->ival[k]) != 0)
+            } else if (w->auto_knob == k + 1 && cli_parse_long(v, &tmp) == -1) {
+                cli_err("%s '%s' is neither an integer nor auto (allowed: %ld..%ld, auto)",
+                        flag, v, kn->min, kn->max);
+                return -1;
+            } else if (cli_int_flag(flag, v, kn->min, kn->max, &a->ival[k]) != 0)
                 return -1;
         } else {
             if (strpbrk(v, ",;\n\r\"") || *v == '\0') {
