@@ -58,7 +58,7 @@ struct cli_opts {
     uint64_t ops;
     uint64_t seed;
     int pin;
-    long ops_per_tx;
+    long ops_per_tx;                  /* WL_LEN_AUTO for `auto` */
     const char *csv, *conflicts;
     long heap_mb, gil_us, htm_retries;
     int seen[16];                     /* which general flags were given (duplicates) */
@@ -182,7 +182,10 @@ static void cli_help(void)
         "  --pin P               compact: thread i on the i-th PU in hwloc order;\n"
         "                        scatter: across packages, caches, cores first;\n"
         "                        none: no binding (default compact)\n"
-        "  --ops-per-tx K        workload operations per atomic block, 1..%ld (default 1)\n"
+        "  --ops-per-tx K        workload operations per atomic block, 1..%ld (default 1),\n"
+        "                        or auto: adaptive per thread in 1..%ld under stm, itm\n"
+        "                        and htm (grows after commits, halves after aborts);\n"
+        "                        other runtimes run the default (params say so)\n"
         "  --csv FILE            append one result row (header if the file is new or\n"
         "                        empty); machine context goes to FILE's .context.json\n"
         "  --conflicts FILE      append one row per aborted attempt\n"
@@ -194,7 +197,7 @@ static void cli_help(void)
         "                        GIL, 1..%ld (default 5; a capacity abort takes it at once)\n\n"
         "exit status: 0 ok, 1 a check failed, 2 bad usage or input, 3 runtime setup failed\n\n"
         "runtimes:\n",
-        CLI_MAX_THREADS, CLI_MAX_OPS_PER_TX, CLI_MAX_HEAP_MB, CLI_MAX_GIL_US,
+        CLI_MAX_THREADS, CLI_MAX_OPS_PER_TX, WL_TXLEN_MAX_OPS, CLI_MAX_HEAP_MB, CLI_MAX_GIL_US,
         CLI_MAX_HTM_RETRIES);
     const struct sync_runtime *rt;
     for (int i = 0; (rt = sync_runtime_nth(i)); i++)
@@ -208,8 +211,9 @@ static void cli_help(void)
         for (int k = 0; k < w->nknobs; k++) {
             const struct wl_knob *kn = &w->knobs[k];
             if (kn->type == WL_KNOB_INT)
-                printf("    --%-18s %s (default %ld, %ld..%ld)\n", kn->name,
-                       kn->help ? kn->help : "", kn->def, kn->min, kn->max);
+                printf("    --%-18s %s (default %ld, %ld..%ld%s)\n", kn->name,
+                       kn->help ? kn->help : "", kn->def, kn->min, kn->max,
+                       w->auto_knob == k + 1 ? " or auto" : "");
             else
                 printf("    --%-18s %s (default '%s')\n", kn->name, kn->help ? kn->help : "",
                        kn->def_str ? kn->def_str : "");
@@ -283,8 +287,15 @@ static int cli_parse(int argc, char **argv, struct cli_opts *o)
             }
             break;
         case 7:
-            if (cli_int_flag("--ops-per-tx", v, 1, CLI_MAX_OPS_PER_TX, &o->ops_per_tx) != 0)
+            if (strcmp(v, "auto") == 0) {
+                o->ops_per_tx = WL_LEN_AUTO;
+            } else if (cli_parse_long(v, &l) == -1) {
+                cli_err("--ops-per-tx '%s' is neither an integer nor auto (allowed: 1..%ld, "
+                        "auto)", v, CLI_MAX_OPS_PER_TX);
                 return -1;
+            } else if (cli_int_flag("--ops-per-tx", v, 1, CLI_MAX_OPS_PER_TX, &o->ops_per_tx) != 0) {
+                return -1;
+            }
             break;
         case 8: o->csv = v; break;
         case 9: o->conflicts = v; break;
@@ -365,7 +376,14 @@ static int cli_knobs(const struct cli_opts *o, const struct workload *w, struct 
         char flag[80];
         snprintf(flag, sizeof flag, "--%s", kn->name);
         if (kn->type == WL_KNOB_INT) {
-            if (cli_int_flag(flag, v, kn->min, kn->max, &a->ival[k]) != 0)
+            long tmp;
+            if (w->auto_knob == k + 1 && strcmp(v, "auto") == 0) {
+                a->ival[k] = WL_LEN_AUTO;
+            } else if (w->auto_knob == k + 1 && cli_parse_long(v, &tmp) == -1) {
+                cli_err("%s '%s' is neither an integer nor auto (allowed: %ld..%ld, auto)",
+                        flag, v, kn->min, kn->max);
+                return -1;
+            } else if (cli_int_flag(flag, v, kn->min, kn->max, &a->ival[k]) != 0)
                 return -1;
         } else {
             if (strpbrk(v, ",;\n\r\"") || *v == '\0') {
@@ -461,12 +479,14 @@ static void cli_sleep_until(uint64_t deadline)
     }
 }
 
-/* Builds "key=value;...;ops_per_tx=K", then the runtime's own settings (rt_params,
- * may be NULL or empty). */
+/* Builds "key=value;...;ops_per_tx=K", then, when a length was `auto`, how it ran
+ * (txlen=adaptive, or txlen=fixed_default in a runtime that never re-runs a block),
+ * then the runtime's own settings (rt_params, may be NULL or empty). `autos` has a
+ * bit per knob given as auto, and bit WL_MAX_KNOBS for --ops-per-tx auto. */
 static char *cli_params(const struct workload *w, const struct wl_args *a,
-                        const char *rt_params)
+                        const char *rt_params, unsigned autos)
 {
-    size_t cap = 64 + (rt_params ? strlen(rt_params) + 1 : 0);
+    size_t cap = 96 + (rt_params ? strlen(rt_params) + 1 : 0);
     for (int k = 0; k < w->nknobs; k++)
         cap += strlen(w->knobs[k].name) + 32 +
                (w->knobs[k].type == WL_KNOB_STR && a->sval[k] ? strlen(a->sval[k]) : 0);
@@ -475,20 +495,28 @@ static char *cli_params(const struct workload *w, const struct wl_args *a,
         return NULL;
     size_t len = 0;
     for (int k = 0; k < w->nknobs && k < WL_MAX_KNOBS; k++) {
-        if (w->knobs[k].type == WL_KNOB_INT)
+        if (w->knobs[k].type == WL_KNOB_INT && (autos & (1u << k)))
+            len += (size_t)snprintf(s + len, cap - len, "%s=auto;", w->knobs[k].name);
+        else if (w->knobs[k].type == WL_KNOB_INT)
             len += (size_t)snprintf(s + len, cap - len, "%s=%ld;", w->knobs[k].name, a->ival[k]);
         else
             len += (size_t)snprintf(s + len, cap - len, "%s=%s;", w->knobs[k].name,
                                     a->sval[k] ? a->sval[k] : "");
     }
-    len += (size_t)snprintf(s + len, cap - len, "ops_per_tx=%ld", a->ops_per_tx);
+    if (autos & (1u << WL_MAX_KNOBS))
+        len += (size_t)snprintf(s + len, cap - len, "ops_per_tx=auto");
+    else
+        len += (size_t)snprintf(s + len, cap - len, "ops_per_tx=%ld", a->ops_per_tx);
+    if (autos)
+        len += (size_t)snprintf(s + len, cap - len, ";txlen=%s",
+                                w->tx_adaptive ? "adaptive" : "fixed_default");
     if (rt_params && *rt_params)
         snprintf(s + len, cap - len, ";%s", rt_params);
     return s;
 }
 
 static int cli_run(const struct cli_opts *o, const struct sync_runtime *rt,
-                   const struct workload *wl, const struct wl_args *args)
+                   const struct workload *wl, const struct wl_args *args, unsigned autos)
 {
     char err[CLI_ERR] = "";
     int n = (int)o->threads;
@@ -496,7 +524,7 @@ static int cli_run(const struct cli_opts *o, const struct sync_runtime *rt,
     struct cli_run r = {.rt = rt, .wl = wl};
     struct cli_worker *workers = NULL;
     struct sync_stats total;
-    struct lat_hist *block_hist = NULL;
+    struct lat_hist *block_hist = NULL, *len_hist = NULL;
     char *params = NULL, *cpus = NULL;
     int created = 0;
     memset(&total, 0, sizeof total);
@@ -533,7 +561,8 @@ static int cli_run(const struct cli_opts *o, const struct sync_runtime *rt,
     r.threads = aligned_alloc(SYNC_CACHELINE, (size_t)n * sizeof *r.threads);
     workers = calloc((size_t)n, sizeof *workers);
     block_hist = calloc(1, sizeof *block_hist);
-    if (!r.threads || !workers || !block_hist) {
+    len_hist = calloc(1, sizeof *len_hist);
+    if (!r.threads || !workers || !block_hist || !len_hist) {
         cli_err("out of memory for %d threads", n);
         status = 3;
         goto teardown;
@@ -638,10 +667,11 @@ teardown:;
         ops += t->ops;
         blocks += t->blocks;
         lat_merge(block_hist, &t->block_hist);
+        lat_merge(len_hist, &t->len_hist);
         sync_stats_merge(&total, &t->stats);
     }
     double secs = (double)(t1 - t0) / 1e9;
-    params = cli_params(wl, args, rt->params ? rt->params() : NULL);
+    params = cli_params(wl, args, rt->params ? rt->params() : NULL, autos);
     cpus = malloc((size_t)n * 12 + 1);
     if (!params || !cpus) {
         cli_err("out of memory");
@@ -660,7 +690,7 @@ teardown:;
         .seed = o->seed, .duration_s = secs, .ops = ops,
         .ops_per_s = secs > 0 ? (double)ops / secs : 0, .commits = blocks,
         .stats = &total, .block_hist = block_hist, .check_pass = check_pass, .cpus = cpus,
-        .ops_per_tx = args->ops_per_tx,
+        .ops_per_tx = args->ops_per_tx, .len_hist = len_hist,
     };
     results_identify(&row);
     status = check_pass ? 0 : 1;
@@ -692,6 +722,7 @@ out:
     free(r.threads);
     free(workers);
     free(block_hist);
+    free(len_hist);
     free(params);
     free(cpus);
     pin_plan_free(&r.plan);
@@ -804,11 +835,25 @@ int stmbench_main(int argc, char **argv)
     args.nthreads = (int)o->threads;
     args.seed = o->seed;
     args.ops_per_tx = o->ops_per_tx;
+    /* `auto` lengths: adaptive in the transactional copies; elsewhere the fixed default
+     * (params record txlen=fixed_default). */
+    unsigned autos = 0;
+    if (o->ops_per_tx == WL_LEN_AUTO) {
+        autos |= 1u << WL_MAX_KNOBS;
+        if (!wl->tx_adaptive)
+            args.ops_per_tx = 1;
+    }
+    for (int k = 0; k < wl->nknobs && k < WL_MAX_KNOBS; k++)
+        if (wl->auto_knob == k + 1 && args.ival[k] == WL_LEN_AUTO) {
+            autos |= 1u << k;
+            if (!wl->tx_adaptive)
+                args.ival[k] = wl->knobs[k].def;
+        }
     if (wl->validate && wl->validate(&args, err, sizeof err) != 0) {
         cli_err("workload %s: %s", wl->name, err);
         goto out;
     }
-    status = cli_run(o, rt, wl, &args);
+    status = cli_run(o, rt, wl, &args, autos);
 out:
     free(o);
     return status;

@@ -35,7 +35,8 @@ struct results_row {
     const struct lat_hist *block_hist;   /* merged block latencies */
     int check_pass;
     const char *cpus;            /* ;-separated OS indexes, "" for --pin none */
-    long ops_per_tx;
+    long ops_per_tx;             /* 0: --ops-per-tx auto (adaptive) */
+    const struct lat_hist *len_hist;     /* ops (bytecodes) per committed block; may be NULL */
 };
 
 /* The CSV header line, without the newline. */

@@ -19,6 +19,14 @@
 #   BENCH_OUT       output directory (default results/latest; the previous
 #                   results/latest is moved to results/previous/)
 #   BENCH_PLOTS     0: tables only, no figures (scripts/regress-run.sh uses it)
+#   BENCH_SWEEP     1 (default, except with BENCH_PLOTS=0, the tables-only runs of make
+#                   regress, where it is 0): after the main sweep, the transaction-length sweep into
+#                   sweep.csv: per workload, lengths 1 10 100 1000 10000 ops per
+#                   transaction (interp: switch intervals 10 ... 100000) and `auto`, at 1
+#                   thread and at the cores hwloc sees, for gil, stm, locks, itm and htm
+#                   where they run (BENCH_SWEEP_RUNTIMES); 0: none. A reduced sweep by
+#                   default (0.5 s runs, 1 repeat: about 3 minutes on 2 cores)
+#   BENCH_SWEEP_DURATION, BENCH_SWEEP_REPEAT  seconds per sweep run (0.5), repeats (1)
 #   BUILD, STMBENCH the build directory (default build/release) and harness binary
 #
 # seq runs only at 1 thread. Runs are interleaved (for each repeat, every point) so
@@ -228,6 +236,45 @@ done
 trap - INT TERM
 el=$(( $(date +%s) - start ))
 echo "bench: $total runs in $(hms $el), $nfail failed"
+
+# The transaction-length sweep (README: "Transaction length"): its own CSV, so the main
+# tables above keep today's default lengths (make regress compares those).
+[ "${BENCH_PLOTS:-1}" = 0 ] && sweep_default=0 || sweep_default=1
+if [ "${BENCH_SWEEP:-$sweep_default}" != 0 ]; then
+    SWD=${BENCH_SWEEP_DURATION:-0.5} SWR=${BENCH_SWEEP_REPEAT:-1}
+    [[ $SWD =~ ^([0-9]+\.?[0-9]*|\.[0-9]+)$ ]] || die 2 "BENCH_SWEEP_DURATION='$SWD' is not a number"
+    [[ $SWR =~ ^[0-9]+$ ]] && [ "$SWR" -ge 1 ] || die 2 "BENCH_SWEEP_REPEAT='$SWR' is not a positive integer"
+    SWEEP=$OUT/sweep.csv
+    swt=$(printf '%s\n' 1 "$ncores" | sort -n -u | tr '\n' ' ')
+    sweep=()
+    for wl in $WORKLOADS; do
+        if [ "$wl" = interp ]; then lens="10 100 1000 10000 100000 auto" flag=--switch-interval
+        else lens="1 10 100 1000 10000 auto" flag=--ops-per-tx; fi
+        for rt in ${BENCH_SWEEP_RUNTIMES:-gil stm locks itm htm}; do
+            [ -n "${usable["$rt $wl"]:-}" ] || continue
+            for t in $swt; do
+                for L in $lens; do sweep+=("$rt $wl $t $flag $L"); done
+            done
+        done
+    done
+    ns=$((${#sweep[@]} * SWR)) ks=0
+    echo "bench: length sweep: $ns runs of ${SWD}s into $SWEEP (threads: $swt)"
+    for ((rep = 1; rep <= SWR; rep++)); do
+        for p in "${sweep[@]}"; do
+            read -r rt wl t flag L <<<"$p"
+            ks=$((ks + 1))
+            printf '[sweep %d/%d] %s %s threads=%d %s %s\n' "$ks" "$ns" "$rt" "$wl" "$t" "$flag" "$L"
+            cmd=("$BIN" --runtime "$rt" --workload "$wl" --threads "$t" --duration "$SWD"
+                 --seed "$((SEED + rep - 1))" "${pin[@]}" --csv "$SWEEP" "$flag" "$L")
+            echo "=== [sweep $ks/$ns] ${cmd[*]}" >>"$LOG"
+            if ! timeout --kill-after=10 "$TIMEOUT" "${cmd[@]}" >>"$LOG" 2>&1; then
+                echo "    FAILED: see $LOG"
+                echo "sweep: $rt $wl threads=$t $flag $L rep=$rep: failed (see bench.log)" >>"$FAILS"
+                nfail=$((nfail + 1))
+            fi
+        done
+    done
+fi
 
 status=0
 if [ ! -s "$CSV" ]; then

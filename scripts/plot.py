@@ -17,6 +17,8 @@ writes PNG and SVG files into RESULTS_DIR/plots/:
   oplatency_<w>    operation latency percentiles (p50 ... p99.99, max), one line per
                    runtime x threads (log y)
   throughput_all   the throughput plots of every workload in one figure
+  txlen_<w>        ops/s against transaction length (log x) from sweep.csv, one line per
+                   runtime x threads, `auto` as a star at the mean length it ran
 
 Run it with /usr/bin/python3 (Debian's python3-matplotlib). Exit status: 0 ok, 2 bad
 input, 3 matplotlib missing.
@@ -397,6 +399,41 @@ def fig_op_latency(points, w, machine, outdir, made):
     save(fig, outdir, "oplatency_%s" % rep.safe_name(w), made)
 
 
+def fig_txlen_sweep(d, machine, outdir, made):
+    """txlen_<w>: ops/s against the transaction length (log x) from DIR/sweep.csv, one
+    line per runtime x threads, `auto` as a marker at the mean length it ran."""
+    path = os.path.join(d, "sweep.csv")
+    if not os.path.isfile(path):
+        return
+    sp = rep.sweep_points(rep.read_runs(path, allow_empty=True))
+    for w in sorted({k[0] for k in sp}, key=rep.workload_key):
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        series = sorted({(k[1], k[2]) for k in sp if k[0] == w},
+                        key=lambda x: (rep.runtime_key(x[0]), x[1]))
+        allv = [v["ops"] for k, v in sp.items() if k[0] == w]
+        scale, unit = rate_scale(allv)
+        for rt, t in series:
+            colour, marker = style(rt)
+            ls = "-" if t == 1 else "--"
+            xs = sorted(k[3] for k in sp if k[:3] == (w, rt, t) and k[3] != "auto")
+            if xs:
+                ax.plot(xs, [sp[(w, rt, t, x)]["ops"] / scale for x in xs], ls, color=colour,
+                        marker=marker, label="%s, %d thread%s" % (rt, t, "" if t == 1 else "s"))
+            a = sp.get((w, rt, t, "auto"))
+            if a and a["len_mean"]:
+                ax.plot([max(a["len_mean"], 1)], [a["ops"] / scale], marker="*", markersize=14,
+                        color=colour, markeredgecolor="black", linestyle="none")
+        ax.set_xscale("log")
+        ax.set_xlabel("bytecodes per slice (--switch-interval)" if w == "interp"
+                      else "operations per transaction (--ops-per-tx)")
+        ax.set_ylabel("throughput (%s)" % unit)
+        ax.set_title("%s: throughput against transaction length (★ = auto, at its mean "
+                     "length)\n%s" % (w, machine), fontsize=9)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7, loc="best")
+        save(fig, outdir, "txlen_%s" % rep.safe_name(w), made)
+
+
 def main(argv):
     if len(argv) != 2:
         sys.stderr.write("usage: plot.py RESULTS_DIR\n")
@@ -426,6 +463,7 @@ def main(argv):
     fig_stm(points, machine, outdir, made)
     fig_overhead_bars(points, machine, outdir, made)
     fig_throughput_all(points, machine, outdir, made)
+    fig_txlen_sweep(d, machine, outdir, made)
     print("plot.py: %d files in %s" % (len(made), outdir))
     return 0
 

@@ -2,6 +2,7 @@
 """scripts/stmbench_report.py - tables computed from stmbench results files.
 
     stmbench_report.py overhead DIR    DIR/runs.csv -> DIR/overhead.csv, DIR/overhead.md
+                                       (+ DIR/sweep.csv -> the crossover table in overhead.md)
     stmbench_report.py conflicts DIR   DIR/conflicts.csv + DIR/runs.csv -> DIR/conflicts.md
     stmbench_report.py gnuplot DIR     DIR/runs.csv -> DIR/plots/throughput_<w>.dat
     stmbench_report.py all DIR         all three
@@ -691,6 +692,102 @@ def write_gnuplot_data(d, rows):
 
 # ---------------------------------------------------------------- main
 
+# ---------------------------------------------------------------- transaction length sweep
+# (sweep.csv, written by scripts/bench.sh's length sweep: fixed lengths and `auto`)
+
+SWEEP_RUNTIMES = ("stm", "locks", "htm", "itm")   # each compared with gil
+
+
+def txlen_of(row):
+    """The transaction length a sweep row asked for: an int, or "auto"."""
+    kv = dict(x.split("=", 1) for x in (row.get("params") or "").split(";") if "=" in x)
+    v = kv.get("switch-interval") if row["workload"] == "interp" else kv.get("ops_per_tx")
+    if v is None:
+        return None
+    return "auto" if v == "auto" else int(v)
+
+
+def sweep_points(rows):
+    """{(workload, runtime, threads, length): {"ops": median ops/s, "len_mean": median
+    tx_len_mean, "runs": n}} over the passing rows."""
+    acc = defaultdict(list)
+    for r in rows:
+        L = txlen_of(r)
+        if L is None or r.get("check") != "pass":
+            continue
+        acc[(r["workload"], r["runtime"], r["threads"], L)].append(r)
+    out = {}
+    for k, rs in acc.items():
+        lm = [float(r["tx_len_mean"]) for r in rs if r.get("tx_len_mean") not in (None, "")]
+        out[k] = {"ops": median([r["ops_per_s"] for r in rs]),
+                  "len_mean": median(lm) if lm else None, "runs": len(rs)}
+    return out
+
+
+def crossover_rows(sp):
+    """Per workload and competitor: the shortest fixed length at which it beats gil at
+    the sweep's highest thread count, and where auto landed."""
+    out = []
+    for w in sorted({k[0] for k in sp}, key=workload_key):
+        n = max(k[2] for k in sp if k[0] == w)
+        fixed = sorted({k[3] for k in sp if k[0] == w and k[3] != "auto"})
+        for rt in SWEEP_RUNTIMES:
+            if not any(k[0] == w and k[1] == rt and k[2] == n for k in sp):
+                continue
+            cross = None
+            for L in fixed:
+                a, g = sp.get((w, rt, n, L)), sp.get((w, "gil", n, L))
+                if a and g and a["ops"] > g["ops"]:
+                    cross = L
+                    break
+            best = max(((sp[(w, rt, n, L)]["ops"], L) for L in fixed if (w, rt, n, L) in sp),
+                       default=(None, None))
+            au, gau = sp.get((w, rt, n, "auto")), sp.get((w, "gil", n, "auto"))
+            out.append({"workload": w, "runtime": rt, "threads": n, "crossover": cross,
+                        "best_ops": best[0], "best_len": best[1],
+                        "auto_ops": au["ops"] if au else None,
+                        "auto_len": au["len_mean"] if au else None,
+                        "gil_auto_ops": gau["ops"] if gau else None})
+    return out
+
+
+def write_sweep_section(d):
+    """Appends the length sweep's crossover table to DIR/overhead.md (nothing when
+    DIR/sweep.csv does not exist)."""
+    path = os.path.join(d, "sweep.csv")
+    if not os.path.isfile(path):
+        return None
+    rows = read_runs(path, allow_empty=True)
+    sp = sweep_points(rows)
+    cr = crossover_rows(sp)
+    unit = lambda w: "bytecodes per slice" if w == "interp" else "ops per transaction"
+    out = ["", "## Transaction length: crossover with the GIL", "",
+           "From `sweep.csv` (the length sweep of `make bench`; interp: `--switch-interval`, "
+           "the others: `--ops-per-tx`, and `auto`). *Crossover*: the shortest fixed length at "
+           "which the runtime at N threads (the sweep's highest count, the machine's cores) "
+           "has more ops/s than gil at N threads with the same length; \"not within the "
+           "sweep\" when none does. *Best fixed*: its best fixed length and ops/s. *auto*: "
+           "ops/s with the adaptive length and the mean length it ran (tx_len_mean), and "
+           "that figure over the best fixed one and over gil at N threads with its default.",
+           ""]
+    body = []
+    for c in cr:
+        body.append([c["workload"], c["runtime"], c["threads"],
+                     "%s %s" % (c["crossover"], unit(c["workload"]))
+                     if c["crossover"] is not None else "not within the sweep",
+                     "%s (%s)" % (fmt_rate(c["best_ops"]), c["best_len"])
+                     if c["best_ops"] else "–",
+                     "%s (mean %s)" % (fmt_rate(c["auto_ops"]), fmt_g(c["auto_len"]))
+                     if c["auto_ops"] else "–",
+                     fmt_x(ratio(c["auto_ops"], c["best_ops"])),
+                     fmt_x(ratio(c["auto_ops"], c["gil_auto_ops"]))])
+    out += [md_table(["workload", "runtime", "N", "crossover", "best fixed (length)",
+                      "auto (length)", "auto / best", "auto / gil"], body), ""]
+    with open(os.path.join(d, "overhead.md"), "a") as f:
+        f.write("\n".join(out))
+    return cr
+
+
 def load_dir(d):
     if not os.path.isdir(d):
         raise InputError("%s: no such results directory" % d)
@@ -708,6 +805,7 @@ def main(argv):
         rows, ctx = load_dir(d)
         if cmd in ("overhead", "all"):
             write_overhead(d, rows, ctx)
+            write_sweep_section(d)
         if cmd in ("conflicts", "all"):
             write_conflicts(d, rows, ctx)
         if cmd in ("gnuplot", "all"):

@@ -96,20 +96,24 @@ bank_ops(const struct bank_ctx *c, struct wl_thread *t, uint64_t seed, long k)
 
 static uint64_t bank_block(struct bank_ctx *c, struct wl_thread *t)
 {
-    long k = wl_batch(t, c->ops_per_tx);
+    long k = wl_batch(t, t->tx_len);
     uint64_t seed = bank_block_seed(t);
     uint64_t s0 = seed;
     struct bank_op first;
     bank_draw(&s0, c->naccounts, c->transfer_pct, &first);   /* names the block's site */
+    uint64_t mark = WL_TX_MARK(t);
     SYNC_ATOMIC(first.audit ? "bank.audit" : "bank.transfer") {
+        WL_TX_ATTEMPT(t);
         bank_ops(c, t, seed, k);
     }
+    WL_TXLEN_AFTER(t, (uint64_t)k, mark);
     return (uint64_t)k;
 }
 
 static void bank_thread_run(void *ctx, struct wl_thread *t)
 {
     struct bank_ctx *c = ctx;
+    wl_txlen_init(t, c->ops_per_tx, 1, WL_TXLEN_MAX_OPS);
     WL_LOOP(c, t, bank_block);
 }
 
@@ -161,4 +165,5 @@ WORKLOAD_EXPORT(bank, SYNC_RT_ID) = {
     .thread_run = bank_thread_run,
     .check = bank_check,
     .teardown = bank_teardown,
+    .tx_adaptive = WL_TX_ADAPTIVE,
 };

@@ -117,7 +117,8 @@ static void *hashmap_setup(const struct wl_args *a, char *err, size_t errlen)
     c->range = hm_range(a);
     c->update = a->ival[HM_KNOB_UPDATE];
     c->nbuckets = (uint64_t)a->ival[HM_KNOB_BUCKETS];
-    c->ops_per_tx = a->ops_per_tx > 0 ? a->ops_per_tx : 1;
+    c->ops_per_tx = a->ops_per_tx;            /* WL_LEN_AUTO: adaptive */
+    long bufn = a->ops_per_tx > 0 ? a->ops_per_tx : WL_TXLEN_MAX_OPS;
     c->nthreads = a->nthreads;
     c->tls = aligned_alloc(SYNC_CACHELINE, (size_t)c->nthreads * sizeof *c->tls);
     c->initial = malloc(((size_t)c->size + 1) * sizeof *c->initial);
@@ -134,9 +135,9 @@ static void *hashmap_setup(const struct wl_args *a, char *err, size_t errlen)
     memset(c->tls, 0, (size_t)c->nthreads * sizeof *c->tls);
     for (int i = 0; i < c->nthreads; i++) {
         struct hm_tls *b = &c->tls[i];
-        b->key = malloc((size_t)c->ops_per_tx * sizeof *b->key);
-        b->kind = malloc((size_t)c->ops_per_tx);
-        b->res = malloc((size_t)c->ops_per_tx);
+        b->key = malloc((size_t)bufn * sizeof *b->key);
+        b->kind = malloc((size_t)bufn);
+        b->res = malloc((size_t)bufn);
         b->log = oplog_new((uint64_t)c->range);
         if (!b->key || !b->kind || !b->res || !b->log) {
             hashmap_teardown(c);
@@ -171,7 +172,7 @@ static void *hashmap_setup(const struct wl_args *a, char *err, size_t errlen)
 
 static uint64_t hm_block(struct hm_ctx *c, struct wl_thread *t)
 {
-    long k = wl_batch(t, c->ops_per_tx);
+    long k = wl_batch(t, t->tx_len);
     if (k <= 0)
         return 0;
     struct hm_tls *b = &c->tls[t->tid];
@@ -181,7 +182,9 @@ static uint64_t hm_block(struct hm_ctx *c, struct wl_thread *t)
                    : r < 2 * (uint64_t)c->update ? HM_OP_DELETE : HM_OP_LOOKUP;
         b->key[i] = (int64_t)wl_rand_below(t, (uint64_t)c->range);
     }
+    uint64_t mark = WL_TX_MARK(t);
     SYNC_ATOMIC(hm_site[b->kind[0]]) {
+        WL_TX_ATTEMPT(t);
         for (long i = 0; i < k; i++)
             b->res[i] = (uint8_t)hm_op(c, b->kind[i], b->key[i]);
     }
@@ -189,12 +192,14 @@ static uint64_t hm_block(struct hm_ctx *c, struct wl_thread *t)
     for (long i = 0; i < k; i++)
         if (b->res[i] && b->kind[i] != HM_OP_LOOKUP)
             oplog_record(b->log, (uint64_t)b->key[i], b->kind[i] == HM_OP_INSERT ? 1 : -1);
+    WL_TXLEN_AFTER(t, (uint64_t)k, mark);
     return (uint64_t)k;
 }
 
 static void hashmap_thread_run(void *vctx, struct wl_thread *t)
 {
     struct hm_ctx *c = vctx;
+    wl_txlen_init(t, c->ops_per_tx, 1, WL_TXLEN_MAX_OPS);
     WL_LOOP(c, t, hm_block);
 }
 
@@ -309,4 +314,5 @@ WORKLOAD_EXPORT(hashmap, SYNC_RT_ID) = {
     .thread_run = hashmap_thread_run,
     .check = hashmap_check,
     .teardown = hashmap_teardown,
+    .tx_adaptive = WL_TX_ADAPTIVE,
 };

@@ -50,6 +50,8 @@
 #define IV_ATOMIC_CAP ((int64_t)1 << 28)         /* bytecodes one atomic section may run */
 #endif
 #define IV_DRAIN_MAX ((uint64_t)1 << 28)         /* bytecodes to finish a run after stop */
+#define IV_TXLEN_MAX 100000L                     /* --switch-interval auto: the longest slice */
+#define IV_TXLEN_START 100L                      /* ... and the first (the default interval) */
 
 enum { IV_K_PROGRAM, IV_K_SWITCH, IV_K_ITER, IV_NKNOBS };
 
@@ -58,7 +60,9 @@ static const struct wl_knob iv_knobs[IV_NKNOBS] = {
                        "a built-in program (counters, shared-counter, list-append, mixed) "
                        "or a program file (format: docs/interp.md)" },
     [IV_K_SWITCH] = { "switch-interval", WL_KNOB_INT, 100, 1, 1000000000, NULL,
-                      "bytecodes per slice: between GIL releases / transaction boundaries" },
+                      "bytecodes per slice: between GIL releases / transaction boundaries; "
+                      "auto: adaptive per thread in 1..100000 under stm, itm and htm "
+                      "(the default 100 elsewhere)" },
     [IV_K_ITER] = { "iterations", WL_KNOB_INT, 1000, 1, 1000000000, NULL,
                     "the constant ITER of the program (loop count of one run)" },
 };
@@ -526,15 +530,22 @@ static SYNC_NOINLINE uint64_t iv_run(const struct iv_ctx *cx, struct iv_thread *
     return (uint64_t)(budget - left);
 }
 
-/* One slice as one atomic block (see the invariants above). */
+/* One slice as one atomic block (see the invariants above). Its budget is the thread's
+ * transaction length (workload.h: --switch-interval N, or adaptive with `auto`); the
+ * slice may run longer to reach an ATOMIC_END (iv_run), so wherever the length lands,
+ * a slice boundary never falls inside an atomic section. */
 static uint64_t iv_block(struct iv_ctx *cx, struct wl_thread *t)
 {
     struct iv_thread *th = t->priv;
+    int64_t budget = t->tx_len;
+    uint64_t mark = WL_TX_MARK(t);
     SYNC_ATOMIC("interp.slice") {
+        WL_TX_ATTEMPT(t);
         struct iv_vm *w = &th->vm[th->cur ^ 1];
         iv_vm_copy(w, &th->vm[th->cur]);
-        th->last_n = iv_run(cx, th, w, cx->interval);
+        th->last_n = iv_run(cx, th, w, budget);
     }
+    WL_TXLEN_AFTER(t, th->last_n, mark);
     th->cur ^= 1;
     return th->vm[th->cur].stuck ? 0 : th->last_n;
 }
@@ -565,6 +576,7 @@ static void iv_thread_run(void *ctx, struct wl_thread *t)
     struct iv_ctx *cx = ctx;
     struct iv_thread *th = &cx->th[t->tid];
     t->priv = th;
+    wl_txlen_init(t, cx->interval, IV_TXLEN_START, IV_TXLEN_MAX);
     iv_own_objects(cx, th);
     WL_LOOP(cx, t, iv_block);
     /* Finish the run in progress so the heap holds whole runs only. */
@@ -577,6 +589,8 @@ static void iv_thread_run(void *ctx, struct wl_thread *t)
         uint64_t n = iv_block(cx, t);
         t->ops += n;
         t->blocks++;
+        if (n)
+            lat_add(&t->len_hist, n);
         drained += n;
         sync_tick();
     }
@@ -685,7 +699,7 @@ static void *iv_setup(const struct wl_args *a, char *err, size_t errlen)
     }
     int n = a->nthreads;
     cx->nthreads = n;
-    cx->interval = a->ival[IV_K_SWITCH];
+    cx->interval = a->ival[IV_K_SWITCH];          /* WL_LEN_AUTO: adaptive */
     size_t nobjs = (size_t)(cx->prog->nglobals ? cx->prog->nglobals : 1) * (size_t)n;
     cx->objs = calloc(nobjs, sizeof *cx->objs);
     cx->placeholders = calloc(nobjs, sizeof *cx->placeholders);
@@ -825,6 +839,8 @@ WORKLOAD_EXPORT(interp, SYNC_RT_ID) = {
     .thread_run = iv_thread_run,
     .check = iv_check,
     .teardown = iv_teardown,
+    .tx_adaptive = WL_TX_ADAPTIVE,
+    .auto_knob = 1 + IV_K_SWITCH,
 };
 
 #endif

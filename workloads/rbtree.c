@@ -310,7 +310,8 @@ static void *rbtree_setup(const struct wl_args *a, char *err, size_t errlen)
     c->size = a->ival[RB_KNOB_SIZE];
     c->range = rb_range(a);
     c->update = a->ival[RB_KNOB_UPDATE];
-    c->ops_per_tx = a->ops_per_tx > 0 ? a->ops_per_tx : 1;
+    c->ops_per_tx = a->ops_per_tx;            /* WL_LEN_AUTO: adaptive */
+    long bufn = a->ops_per_tx > 0 ? a->ops_per_tx : WL_TXLEN_MAX_OPS;
     c->nthreads = a->nthreads;
     c->tls = aligned_alloc(SYNC_CACHELINE, (size_t)c->nthreads * sizeof *c->tls);
     c->initial = malloc(((size_t)c->size + 1) * sizeof *c->initial);
@@ -324,9 +325,9 @@ static void *rbtree_setup(const struct wl_args *a, char *err, size_t errlen)
     memset(c->tls, 0, (size_t)c->nthreads * sizeof *c->tls);
     for (int i = 0; i < c->nthreads; i++) {
         struct rb_tls *b = &c->tls[i];
-        b->key = malloc((size_t)c->ops_per_tx * sizeof *b->key);
-        b->kind = malloc((size_t)c->ops_per_tx);
-        b->res = malloc((size_t)c->ops_per_tx);
+        b->key = malloc((size_t)bufn * sizeof *b->key);
+        b->kind = malloc((size_t)bufn);
+        b->res = malloc((size_t)bufn);
         b->log = oplog_new((uint64_t)c->range);
         if (!b->key || !b->kind || !b->res || !b->log) {
             rbtree_teardown(c);
@@ -357,7 +358,7 @@ static void *rbtree_setup(const struct wl_args *a, char *err, size_t errlen)
 
 static uint64_t rb_block(struct rb_ctx *c, struct wl_thread *t)
 {
-    long k = wl_batch(t, c->ops_per_tx);
+    long k = wl_batch(t, t->tx_len);
     if (k <= 0)
         return 0;
     struct rb_tls *b = &c->tls[t->tid];
@@ -368,7 +369,9 @@ static uint64_t rb_block(struct rb_ctx *c, struct wl_thread *t)
         b->key[i] = (int64_t)wl_rand_below(t, (uint64_t)c->range);
     }
     rb_tree_ref tree = c->tree;
+    uint64_t mark = WL_TX_MARK(t);
     SYNC_ATOMIC(rb_site[b->kind[0]]) {
+        WL_TX_ATTEMPT(t);
         for (long i = 0; i < k; i++)
             b->res[i] = (uint8_t)rb_op(tree, b->kind[i], b->key[i]);
     }
@@ -376,12 +379,14 @@ static uint64_t rb_block(struct rb_ctx *c, struct wl_thread *t)
     for (long i = 0; i < k; i++)
         if (b->res[i] && b->kind[i] != RB_OP_LOOKUP)
             oplog_record(b->log, (uint64_t)b->key[i], b->kind[i] == RB_OP_INSERT ? 1 : -1);
+    WL_TXLEN_AFTER(t, (uint64_t)k, mark);
     return (uint64_t)k;
 }
 
 static void rbtree_thread_run(void *vctx, struct wl_thread *t)
 {
     struct rb_ctx *c = vctx;
+    wl_txlen_init(t, c->ops_per_tx, 1, WL_TXLEN_MAX_OPS);
     WL_LOOP(c, t, rb_block);
 }
 
@@ -507,4 +512,5 @@ WORKLOAD_EXPORT(rbtree, SYNC_RT_ID) = {
     .thread_run = rbtree_thread_run,
     .check = rbtree_check,
     .teardown = rbtree_teardown,
+    .tx_adaptive = WL_TX_ADAPTIVE,
 };

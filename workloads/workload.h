@@ -41,7 +41,7 @@ struct wl_knob {
 struct wl_args {
     int nthreads;
     uint64_t seed;
-    long ops_per_tx;        /* --ops-per-tx, >= 1 */
+    long ops_per_tx;        /* --ops-per-tx, >= 1, or WL_LEN_AUTO */
     long ival[WL_MAX_KNOBS];
     const char *sval[WL_MAX_KNOBS];
 };
@@ -57,6 +57,10 @@ struct wl_thread {
     uint64_t ops;                   /* workload operations completed */
     uint64_t blocks;                /* atomic blocks completed (committed) */
     struct lat_hist block_hist;     /* sampled latency of whole blocks, retries included */
+    struct lat_hist len_hist;       /* ops (bytecodes) of every committed block */
+    uint64_t tx_attempts;           /* block bodies entered (WL_TX_ATTEMPT) */
+    long tx_len;                    /* adaptive length: the next block's ops */
+    long tx_len_max;                /* 0: fixed length; else adaptive in 1..tx_len_max */
     struct sync_stats stats;        /* the runtime's counters, filled at thread exit */
     int failed;                     /* an invariant failed during the run */
     char fail_msg[200];
@@ -81,6 +85,12 @@ struct workload {
      * else -1 with the failed invariant in msg. Sees every thread's wl_thread. */
     int (*check)(void *ctx, struct wl_thread *threads, int nthreads, char *msg, size_t msglen);
     void (*teardown)(void *ctx);
+    /* Nonzero in the copies of transactional runtimes (stm, itm, htm): `auto` lengths
+     * adapt there; elsewhere the harness runs the fixed default instead (WL_TX_ADAPTIVE). */
+    int tx_adaptive;
+    /* 1 + the index of the INT knob that also accepts `auto` (stored as WL_LEN_AUTO):
+     * interp's --switch-interval; 0 = none. */
+    int auto_knob;
 };
 
 #define WL_CAT_(a, b) a##__##b
@@ -168,7 +178,97 @@ void wl_fail(struct wl_thread *t, const char *fmt, ...) SYNC_TM_PURE
                 break;                                                                  \
             _t->ops += _n;                                                              \
             _t->blocks++;                                                               \
+            lat_add(&_t->len_hist, _n);     /* the CSV's tx_len_* */                    \
         }                                                                               \
+    } while (0)
+
+/* ---- transaction length: fixed (--ops-per-tx K, --switch-interval N) or `auto` ----
+ *
+ * `auto` is stored as WL_LEN_AUTO. In the copies of the transactional runtimes (stm,
+ * itm, htm: WL_TX_ADAPTIVE is 1) each thread then adapts its own length between 1 and
+ * the workload's maximum (WL_TXLEN_MAX_OPS operations; interp: IV_TXLEN_MAX bytecodes)
+ * with the policy of wl_txlen_next: after a block that committed at its first attempt
+ * the length grows by a 32nd (+1), after a block that was aborted and re-run it is
+ * halved. The growth is slow and the cut fast, as in PyPy stmgc's adaptive transaction
+ * length (branch c8-adaptive-trx-length: longer after a clean validation, shorter after
+ * an abort); with these factors the length settles where about one block in 23 is
+ * re-run (ln 1.031 / (ln 1.031 + ln 2)), and where no block conflicts it reaches the
+ * maximum (1 to 10,000 in about 250 blocks). In seq, mutex, gil and locks nothing is re-run: the harness gives those
+ * copies the fixed default instead and says so in the CSV's params.
+ *
+ * How a copy sees that its block was re-run, without runtime internals: each block body
+ * starts with WL_TX_ATTEMPT(t), which counts entries into the body. stm re-enters the
+ * body after an abort (the counter is plain memory, which the STM does not roll back);
+ * under itm the count goes through a transaction_pure function (libitm would roll back
+ * an instrumented store); under htm the hardware rolls back every store of an aborted
+ * attempt, so the count is the runtime's own per-thread abort counters instead. */
+#define WL_LEN_AUTO 0
+#define WL_TXLEN_MAX_OPS 10000L
+
+#if defined(SYNC_RT_STM) || defined(SYNC_RT_ITM) || defined(SYNC_RT_HTM)
+#define WL_TX_ADAPTIVE 1
+#else
+#define WL_TX_ADAPTIVE 0
+#endif
+
+/* Counts one entry into a block body (not rolled back). Declared for every runtime;
+ * only the itm copies call it. */
+void wl_tx_attempt(struct wl_thread *t) SYNC_TM_PURE;
+#if defined(SYNC_RT_ITM)
+#define WL_TX_ATTEMPT(t) wl_tx_attempt(t)
+#else
+#define WL_TX_ATTEMPT(t) ((void)((t)->tx_attempts++))
+#endif
+
+/* A mark taken before a block; WL_TX_RETRIES(t, mark) after it: the attempts of the
+ * block that were thrown away (0 in runtimes that never re-run a block). */
+#if defined(SYNC_RT_HTM)
+static inline uint64_t wl_htm_aborts_(void)
+{
+    uint64_t n = 0;
+    for (int k = 0; k < SYNC_ABORT_NKINDS; k++)
+        n += htm_self.stats.aborts[k];
+    return n;
+}
+#define WL_TX_MARK(t) ((void)(t), wl_htm_aborts_())
+#define WL_TX_RETRIES(t, mark) (wl_htm_aborts_() - (mark))
+#else
+#define WL_TX_MARK(t) ((t)->tx_attempts)
+#define WL_TX_RETRIES(t, mark) ((t)->tx_attempts > (mark) + 1 ? (t)->tx_attempts - (mark) - 1 : 0)
+#endif
+
+/* The policy (see above): pure, so tests drive it directly. */
+static inline long wl_txlen_next(long len, long max, uint64_t retries)
+{
+    if (retries)
+        return len > 1 ? len / 2 : 1;
+    long n = len + len / 32 + 1;
+    return n < max ? n : max;
+}
+
+/* Sets up a thread's length: fixed `len`, or (len == WL_LEN_AUTO in a transactional
+ * copy) adaptive from `start` up to `max`. Returns the first block's length. */
+static inline long wl_txlen_init(struct wl_thread *t, long len, long start, long max)
+{
+    if (len != WL_LEN_AUTO) {
+        t->tx_len_max = 0;
+        t->tx_len = len;
+    } else {
+        t->tx_len_max = max;
+        t->tx_len = start < max ? start : max;
+    }
+    return t->tx_len;
+}
+
+/* After a committed block of n ops whose attempts began at `mark`: when adaptive,
+ * chooses the next length (WL_LOOP records every block's length for the CSV). */
+#define WL_TXLEN_AFTER(t, n, mark)                                                      \
+    do {                                                                                \
+        struct wl_thread *_tl = (t);                                                    \
+        (void)(n);                                                                      \
+        if (_tl->tx_len_max)                                                            \
+            _tl->tx_len = wl_txlen_next(_tl->tx_len, _tl->tx_len_max,                  \
+                                        WL_TX_RETRIES(_tl, (mark)));                    \
     } while (0)
 
 /* How many ops the next block should do with --ops-per-tx k, never passing the target. */

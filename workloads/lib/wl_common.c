@@ -14,3 +14,8 @@ void wl_fail(struct wl_thread *t, const char *fmt, ...)
     vsnprintf(t->fail_msg, sizeof t->fail_msg, fmt, ap);
     va_end(ap);
 }
+
+void wl_tx_attempt(struct wl_thread *t)
+{
+    t->tx_attempts++;
+}
