@@ -454,39 +454,44 @@ static double rg_judge(const struct rg_ctx *c, const char *a, const char *b, dou
     return p;
 }
 
+/* `draws` times: n samples of A (factor 1) and of B (factor f), both with noise sigma,
+ * judged at tolerance tol; each verdict must be `want`, or with want "!REGRESSION"
+ * anything but a regression. */
+static void rg_draws(const struct rg_ctx *c, uint64_t *x, int draws, int n, double f,
+                     double sigma, double tol, const char *want)
+{
+    char v[32], a[512], b[512];
+    for (int i = 0; i < draws; i++) {
+        rg_samples(a, sizeof a, n, 1.0, sigma, x);
+        rg_samples(b, sizeof b, n, f, sigma, x);
+        rg_judge(c, a, b, tol, v);
+        if (want[0] == '!')
+            assert_string_not_equal(v, want + 1);
+        else
+            assert_string_equal(v, want);
+    }
+}
+
 static void test_ab_equal_samples_pass(void **state)
 {
     struct rg_ctx *c = *state;
-    char v[32], a[512], b[512];
+    char v[32];
     rg_judge(c, "5,5,5,5,5", "5,5,5,5,5", 0.05, v);
     assert_string_equal(v, "ok");
     /* Twenty draws of two samples from one distribution (2% noise): never a regression
      * at a 5% tolerance. */
     uint64_t x = 42;
-    for (int i = 0; i < 20; i++) {
-        rg_samples(a, sizeof a, 7, 1.0, 0.02, &x);
-        rg_samples(b, sizeof b, 7, 1.0, 0.02, &x);
-        rg_judge(c, a, b, 0.05, v);
-        assert_string_not_equal(v, "REGRESSION");
-    }
+    rg_draws(c, &x, 20, 7, 1.0, 0.02, 0.05, "!REGRESSION");
 }
 
 static void test_ab_shifted_distribution_fails(void **state)
 {
     struct rg_ctx *c = *state;
-    char v[32], a[512], b[512];
+    char v[32];
     uint64_t x = 7;
     /* 15% slower with 2% noise, and 10% slower with 1% noise: caught every time. */
-    for (int i = 0; i < 10; i++) {
-        rg_samples(a, sizeof a, 7, 1.0, 0.02, &x);
-        rg_samples(b, sizeof b, 7, 0.85, 0.02, &x);
-        rg_judge(c, a, b, 0.05, v);
-        assert_string_equal(v, "REGRESSION");
-        rg_samples(a, sizeof a, 5, 1.0, 0.01, &x);
-        rg_samples(b, sizeof b, 5, 0.90, 0.01, &x);
-        rg_judge(c, a, b, 0.05, v);
-        assert_string_equal(v, "REGRESSION");
-    }
+    rg_draws(c, &x, 10, 7, 0.85, 0.02, 0.05, "REGRESSION");
+    rg_draws(c, &x, 10, 5, 0.90, 0.01, 0.05, "REGRESSION");
     /* B entirely below A: the exact one-sided U test gives 1/C(10,5) = 1/252. */
     double p = rg_judge(c, "10,11,12,13,14", "1,2,3,4,5", 0.05, v);
     assert_true(p > 0.0039 && p < 0.0041);
@@ -499,15 +504,10 @@ static void test_ab_shifted_distribution_fails(void **state)
 static void test_ab_noise_within_tolerance_passes(void **state)
 {
     struct rg_ctx *c = *state;
-    char v[32], a[512], b[512];
+    char v[32];
     uint64_t x = 99;
     /* 3% slower is within a 5% tolerance, however clear the shift. */
-    for (int i = 0; i < 10; i++) {
-        rg_samples(a, sizeof a, 7, 1.0, 0.01, &x);
-        rg_samples(b, sizeof b, 7, 0.97, 0.01, &x);
-        rg_judge(c, a, b, 0.05, v);
-        assert_string_equal(v, "ok");
-    }
+    rg_draws(c, &x, 10, 7, 0.97, 0.01, 0.05, "ok");
     /* One disturbed run among five (a neighbour's compile): not a regression. */
     rg_judge(c, "100,101,99,100,102", "100,50,99,101,101", 0.05, v);
     assert_string_equal(v, "ok");
@@ -600,6 +600,20 @@ static int rg_verdict(const struct rg_ctx *c, int expect)
     return rg_run(c, argv, expect);
 }
 
+/* B.csv = rows (header hb), the verdict must exit `expect`; returns verdict.md. */
+static char *rg_verdict_b(const struct rg_ctx *c, const char *hb, const char *const *rows,
+                          int expect)
+{
+    char p[PATH_MAX];
+    rg_path(p, c, "B.csv");
+    rg_runs_file(p, hb, rows);
+    assert_int_equal(rg_verdict(c, expect), expect);
+    rg_path(p, c, "out/verdict.md");
+    char *md = rg_read(p);
+    assert_non_null(md);
+    return md;
+}
+
 static void test_ab_verdict_files(void **state)
 {
     struct rg_ctx *c = *state;
@@ -623,29 +637,19 @@ static void test_ab_verdict_files(void **state)
                             "stm,bank,1,5,997,pass", NULL};
     rg_path(p, c, "A.csv");
     rg_runs_file(p, ha, ra);
-    rg_path(p, c, "B.csv");
-    rg_runs_file(p, hb, same);
-    assert_int_equal(rg_verdict(c, 0), 0);
-    rg_path(p, c, "out/verdict.md");
-    char *md = rg_read(p);
-    assert_non_null(md);
+    char *md = rg_verdict_b(c, hb, same, 0);
     assert_non_null(strstr(md, "| bank | stm | ops/s, 1 thread |"));
     assert_null(strstr(md, "| bank | htm |"));     /* no A side: not judged */
     free(md);
 
-    rg_path(p, c, "B.csv");
-    rg_runs_file(p, hb, slow);
-    assert_int_equal(rg_verdict(c, 1), 1);
-    rg_path(p, c, "out/verdict.md");
-    md = rg_read(p);
-    assert_non_null(md);
+    md = rg_verdict_b(c, hb, slow, 1);
     assert_non_null(strstr(md, "1 REGRESSION"));
     assert_non_null(strstr(md, "| bank | stm | ops/s, 1 thread |"));
     free(md);
 
-    rg_path(p, c, "B.csv");
-    rg_runs_file(p, hb, failed);
-    assert_int_equal(rg_verdict(c, 1), 1);
+    md = rg_verdict_b(c, hb, failed, 1);
+    assert_non_null(strstr(md, "check fail"));
+    free(md);
 
     /* Three comparisons appended to one history file: one header, three rows each
      * (the failed run adds a check row). */
