@@ -22,7 +22,9 @@
 #   make stress     long randomized + chaos stress of every runtime (minutes)
 #   make plots      redraw figures from results/latest/*.csv
 #   make micro      google-benchmark micro-benchmarks (C++ shim over the C runtimes)
-#   make regress    quick bench compared with results/baseline/
+#   make regress    the current tree against the baseline revision (results/baseline's
+#                   git_rev, built from history in $(BUILD)/regress/), interleaved A/B
+#   make regress-history  the same, appending the verdict to results/history.csv
 #   make fuzz       libFuzzer target for the interp assembler (clang only)
 #   make deps       check (and as root install) the Debian packages needed
 #   make clean      remove BUILD (by default: every configuration under build/)
@@ -184,7 +186,7 @@ TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 # build/stmbench: a link to the default configuration's binary (see the header).
 STMBENCH_LINK := $(if $(filter build/release,$(BUILD)),build/stmbench)
 
-.PHONY: all test bench stress plots micro regress fuzz deps clean
+.PHONY: all test bench stress plots micro regress regress-history fuzz deps clean
 all: $(BUILD)/stmbench $(TEST_BINS) $(STMBENCH_LINK)
 
 # ---- the flags stamp: every object and binary depends on it (see the header)
@@ -307,8 +309,15 @@ plots:
 micro: all $(BUILD)/micro/micro
 	@scripts/micro.sh $(BUILD)
 
-regress: all
+regress: deps
+	@$(MAKE) --no-print-directory all
 	@BUILD=$(BUILD) scripts/regress-run.sh
+
+# The same, and the verdict rows appended to results/history.csv (a trend over revisions:
+# scripts/regress-ab history-plot results/history.csv history.png).
+regress-history: deps
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(BUILD) REGRESS_HISTORY=results/history.csv scripts/regress-run.sh
 
 fuzz:
 	@scripts/fuzz.sh $(BUILD)
@@ -316,4 +325,5 @@ fuzz:
 clean:
 	rm -rf $(if $(BUILD_IS_DEFAULT),build,$(BUILD))
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+# (not the baseline revision's own build under $(BUILD)/regress: scripts/regress-run.sh)
+-include $(shell find $(BUILD) -path $(BUILD)/regress -prune -o -name '*.d' -print 2>/dev/null)

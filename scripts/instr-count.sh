@@ -4,13 +4,26 @@
 #
 # Each configuration runs twice under callgrind, with --ops N and --ops 2N (same seed,
 # --pin none); instr_per_op = (I(2N) - I(N)) / N, so the fixed cost of start-up, the
-# workload's setup and its check cancels out. Both runs of a pair go in parallel.
+# workload's setup and its check cancels out (where a workload rounds --ops up to whole
+# units, the divisor is the difference of the operations the harness reports; N must
+# then span more than one unit: interp's default program is 17,007 bytecodes). Both runs of a pair go in parallel.
 # The total is the `totals:` (or older `summary:`) line of the callgrind output.
 #
 # Writes OUT.csv: runtime,workload,instr_per_op,ops,instr_n,instr_2n
+# and with INSTR_CACHE_SIM=1 (callgrind --cache-sim=yes: a simulated L1 and last-level
+# cache, as large as this machine's) three more per-operation columns:
+#   d1_miss_per_op      D1mr + D1mw (L1 data cache read and write misses)
+#   ll_miss_per_op      ILmr + DLmr + DLmw (last-level misses, instruction and data)
+#   est_cycles_per_op   Ir + 10 x (I1mr + D1mr + D1mw) + 100 x (ILmr + DLmr + DLmw):
+#                       an L1 miss costs about 10 cycles, a last-level miss about 100
+#                       (the weights CodSpeed's instrumentation mode uses in spirit: a
+#                       deterministic figure that sees cache misses, not a real time)
 # Environment: BUILD / STMBENCH (harness binary), INSTR_OPS (N, default 20000),
 # INSTR_RUNTIMES / INSTR_WORKLOADS (default: all that `stmbench --list` prints),
-# INSTR_ARGS (more harness arguments, e.g. workload knobs).
+# INSTR_ARGS (more harness arguments, e.g. workload knobs), INSTR_CACHE_SIM (1: cache
+# simulation), INSTR_CACHE_DIR (a folder where each configuration's result is kept,
+# keyed by the binary's sha256, valgrind's version and the arguments: the counts are
+# deterministic, so an unchanged binary is not counted twice; scripts/regress-run.sh).
 # Exit status: 0 ok; 1 a configuration failed under valgrind (the others are written);
 # 2 bad usage; 3 valgrind or the harness missing.
 set -u
@@ -28,6 +41,15 @@ listing=$("$BIN" --list 2>&1) || die 3 "'$BIN --list' failed: $listing"
 RUNTIMES=${INSTR_RUNTIMES:-$(awk '$1 == "runtime" {print $2}' <<<"$listing")}
 WORKLOADS=${INSTR_WORKLOADS:-$(awk '$1 == "workload" {print $2}' <<<"$listing")}
 read -r -a extra <<<"${INSTR_ARGS:-}"
+SIM=${INSTR_CACHE_SIM:-0}
+CACHE=${INSTR_CACHE_DIR:-}
+cgopts=(--dump-instr=no)
+[ "$SIM" = 1 ] && cgopts+=(--cache-sim=yes)
+binsum=
+if [ -n "$CACHE" ]; then
+    mkdir -p "$CACHE" || die 3 "cannot create '$CACHE'"
+    binsum=$(sha256sum "$BIN" | cut -c1-64) || die 3 "cannot read '$BIN'"
+fi
 
 tmp=$(mktemp -d) || die 3 "mktemp failed"
 trap 'rm -rf "$tmp"' EXIT
@@ -35,32 +57,70 @@ trap 'rm -rf "$tmp"' EXIT
 # Instructions of one run (stdout), or nothing on failure (its log stays in $tmp).
 count() { # rt wl ops tag
     local f=$tmp/cg.$4 log=$tmp/log.$4
-    valgrind --tool=callgrind --callgrind-out-file="$f" --dump-instr=no \
+    valgrind --tool=callgrind --callgrind-out-file="$f" "${cgopts[@]}" \
         "$BIN" --runtime "$1" --workload "$2" --threads 1 --ops "$3" --seed 1 --pin none \
         "${extra[@]}" >"$log" 2>&1 || return 1
-    awk '$1 == "totals:" || $1 == "summary:" {print $2; exit}' "$f"
+    # All events of the totals line: Ir, or Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw.
+    awk '$1 == "events:" {for (i = 2; i <= NF; i++) ev[i] = $i}
+         $1 == "totals:" || $1 == "summary:" {
+             for (i = 2; i <= NF; i++) printf "%s=%s ", ev[i], $i; print ""; exit}' "$f"
 }
+ev() { sed -n "s/.*\b$1=\([0-9]*\).*/\1/p" <<<"$2"; } # event counts-line
 
-echo "runtime,workload,instr_per_op,ops,instr_n,instr_2n" >"$out.tmp" || die 3 "cannot write '$out'"
+hdr="runtime,workload,instr_per_op,ops,instr_n,instr_2n"
+[ "$SIM" = 1 ] && hdr+=",d1_miss_per_op,ll_miss_per_op,est_cycles_per_op"
+echo "$hdr" >"$out.tmp" || die 3 "cannot write '$out'"
 fails=0
 for wl in $WORKLOADS; do
     for rt in $RUNTIMES; do
         t0=$(date +%s)
+        key=
+        if [ -n "$CACHE" ]; then
+            key=$(printf '%s\n' "$binsum" "$(valgrind --version)" "$SIM" "$N" "$rt" "$wl" "${extra[*]}" |
+                  sha256sum | cut -c1-32)
+            if [ -s "$CACHE/$key" ]; then
+                cat "$CACHE/$key" >>"$out.tmp"
+                echo "instr-count: $rt $wl: the same binary was counted before (cached)"
+                continue
+            fi
+        fi
         count "$rt" "$wl" "$N" a >"$tmp/a" &
         pa=$!
         count "$rt" "$wl" "$((2 * N))" b >"$tmp/b" &
         pb=$!
         wait $pa; ra=$?
         wait $pb; rb=$?
-        ia=$(cat "$tmp/a") ib=$(cat "$tmp/b")
+        ea=$(cat "$tmp/a") eb=$(cat "$tmp/b")
+        ia=$(ev Ir "$ea") ib=$(ev Ir "$eb")
         if [ $ra -ne 0 ] || [ $rb -ne 0 ] || ! [[ $ia =~ ^[0-9]+$ && $ib =~ ^[0-9]+$ ]]; then
             echo "instr-count: $rt $wl FAILED under callgrind:" >&2
             tail -n 5 "$tmp/log.a" "$tmp/log.b" >&2
             fails=$((fails + 1))
             continue
         fi
-        per=$(awk -v a="$ia" -v b="$ib" -v n="$N" 'BEGIN{printf "%.1f", (b - a) / n}')
-        echo "$rt,$wl,$per,$N,$ia,$ib" >>"$out.tmp"
+        # The operations the two runs did differ by N, unless the workload rounds --ops
+        # up to whole units (interp: whole program runs): then by what the harness's
+        # summary line ("ops=K") says.
+        oa=$(grep -o -m1 '\bops=[0-9]*' "$tmp/log.a" | cut -d= -f2)
+        ob=$(grep -o -m1 '\bops=[0-9]*' "$tmp/log.b" | cut -d= -f2)
+        dn=$N
+        [[ $oa =~ ^[0-9]+$ && $ob =~ ^[0-9]+$ ]] && [ "$ob" -gt "$oa" ] && dn=$((ob - oa))
+        per=$(awk -v a="$ia" -v b="$ib" -v n="$dn" 'BEGIN{printf "%.1f", (b - a) / n}')
+        line="$rt,$wl,$per,$N,$ia,$ib"
+        if [ "$SIM" = 1 ]; then
+            for e in I1mr D1mr D1mw ILmr DLmr DLmw; do
+                [[ $(ev $e "$ea") =~ ^[0-9]+$ && $(ev $e "$eb") =~ ^[0-9]+$ ]] ||
+                    die 3 "callgrind printed no $e count (--cache-sim=yes not honoured?)"
+            done
+            line+=$(awk -v n="$dn" -v a="$ea" -v b="$eb" 'BEGIN {
+                split(a, x, /[ =]/); split(b, y, /[ =]/)
+                for (i = 1; i in x; i += 2) d[x[i]] = y[i + 1] - x[i + 1]
+                l1 = d["I1mr"] + d["D1mr"] + d["D1mw"]; ll = d["ILmr"] + d["DLmr"] + d["DLmw"]
+                printf ",%.4f,%.4f,%.1f", (d["D1mr"] + d["D1mw"]) / n, ll / n,
+                       (d["Ir"] + 10 * l1 + 100 * ll) / n }')
+        fi
+        echo "$line" >>"$out.tmp"
+        [ -n "$key" ] && echo "$line" >"$CACHE/$key"
         printf 'instr-count: %-6s %-8s %10s instructions/op  (%ds)\n' "$rt" "$wl" "$per" $(( $(date +%s) - t0 ))
     done
 done
