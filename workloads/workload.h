@@ -57,7 +57,8 @@ struct wl_thread {
     uint64_t ops;                   /* workload operations completed */
     uint64_t blocks;                /* atomic blocks completed (committed) */
     struct lat_hist block_hist;     /* sampled latency of whole blocks, retries included */
-    struct lat_hist len_hist;       /* ops (bytecodes) of every committed block */
+    struct lat_hist len_hist;       /* ops (bytecodes) of the sampled committed blocks
+                                     * (one in WL_BLOCK_SAMPLE, as block_hist) */
     uint64_t tx_attempts;           /* block bodies entered (WL_TX_ATTEMPT) */
     long tx_len;                    /* adaptive length: the next block's ops */
     long tx_len_max;                /* 0: fixed length; else adaptive in 1..tx_len_max */
@@ -174,11 +175,12 @@ void wl_fail(struct wl_thread *t, const char *fmt, ...) SYNC_TM_PURE
                 sync_tick();                                                            \
             if (SYNC_UNLIKELY(_mode == 2))                                              \
                 lat_add(&_t->block_hist, ta_window_stop());                             \
+            if (SYNC_UNLIKELY(_mode) && _n)                                             \
+                lat_add(&_t->len_hist, _n); /* tx_len_*: the sampled blocks' lengths */ \
             if (_n == 0)                                                                \
                 break;                                                                  \
             _t->ops += _n;                                                              \
             _t->blocks++;                                                               \
-            lat_add(&_t->len_hist, _n);     /* the CSV's tx_len_* */                    \
         }                                                                               \
     } while (0)
 
