@@ -316,6 +316,24 @@ static inline uintptr_t granule_off(size_t g)
  * segment 0), every logged write of an entry newer than s->rev, newest first. Caller
  * holds commit_lock, so the log's tail and segment 0 stand still; the entries after
  * s->last stay allocated (I4). One pass over the log for all the granules filled. */
+/* Copies the bytes of run [off, off+len) from src into s's granules whose state is
+ * `state`, skipping the others; returns the bytes copied. */
+static size_t copy_into_granules(struct stm_seg *s, uintptr_t off, size_t len, const char *src,
+                                 uint8_t state)
+{
+    size_t copied = 0;
+    for (uintptr_t a = off, end = off + len; a < end;) {
+        size_t g = granule_of(a);
+        uintptr_t b = granule_off(g + 1) < end ? granule_off(g + 1) : end;
+        if (s->gstate[g] == state) {
+            memcpy(seg_addr(s->idx, a), src + (a - off), b - a);
+            copied += b - a;
+        }
+        a = b;
+    }
+    return copied;
+}
+
 /* Undoes the entries from `e` on, newest first, in blocks of UNDO_BLOCK walked forward
  * and applied backward (the later blocks first, by recursion): no allocation, since a
  * fill may run in the fault handler. */
@@ -338,16 +356,8 @@ static void undo_from(struct stm_seg *s, const struct log_entry *e)
         for (uint32_t i = 0; i < x->nruns; i++) {
             if (!r[i].validate)
                 continue; /* new or recycled objects: unreachable in s's snapshot (I7) */
-            const char *obj_old = old;
+            copy_into_granules(s, r[i].off, r[i].len, old, G_FILL);
             old += r[i].len;
-            uintptr_t a = r[i].off, end = a + r[i].len;
-            while (a < end) {
-                size_t g = granule_of(a);
-                uintptr_t b = granule_off(g + 1) < end ? granule_off(g + 1) : end;
-                if (s->gstate[g] == G_FILL)
-                    memcpy(seg_addr(s->idx, a), obj_old + (a - r[i].off), b - a);
-                a = b;
-            }
         }
     }
 }
@@ -626,16 +636,7 @@ static void import_log(struct stm_seg *s, int validate, int unlock_on_abort)
          * to date, from segment 0 and the log, if and when the thread touches them. */
         const char *data = (const char *)(r + n->nruns);
         for (uint32_t i = 0; i < n->nruns; i++) {
-            uintptr_t a = r[i].off, end = a + r[i].len;
-            while (a < end) {
-                size_t g = granule_of(a);
-                uintptr_t b = granule_off(g + 1) < end ? granule_off(g + 1) : end;
-                if (s->gstate[g] == G_OWN) {
-                    memcpy(seg_addr(s->idx, a), data + (a - r[i].off), b - a);
-                    s->stats.import_bytes += b - a;
-                }
-                a = b;
-            }
+            s->stats.import_bytes += copy_into_granules(s, r[i].off, r[i].len, data, G_OWN);
             data += r[i].len;
         }
         s->stats.import_entries++;
@@ -1256,8 +1257,6 @@ static int stm_init(const struct sync_config *cfg, char *err, size_t errlen)
             goto fail;
         }
     }
-    size_t npages = heap / PAGE;
-    G.npages = npages;
     G.ngranules = heap / GRANULE;
     /* The mapping bound: each segment keeps at most 2 * map_budget + 3 mappings, and all
      * of them together at most half of vm.max_map_count (the rest is the process's). */

@@ -101,7 +101,7 @@ struct stm_global {
     int use_wrgsbase;
     int eager;                   /* every granule G_OWN from entering (STM_PAGES=eager) */
     char *base;                  /* the reservation: nseg+1 segments */
-    size_t reserved, seg_size, rm_size, heap_size, npages;
+    size_t reserved, seg_size, rm_size, heap_size;
     size_t ngranules;            /* heap granules (GRANULE bytes each) */
     size_t map_budget;           /* mprotect calls a segment may make before it makes its
                                   * whole used heap accessible at once (mapping bound) */
