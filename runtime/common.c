@@ -135,3 +135,14 @@ void sync_out_of_resources(const char *fmt, ...)
     /* _exit: no atexit handler may flush a half-written results file */
     _exit(3);
 }
+
+void *sync_private_alloc(size_t n)
+{
+    size_t size = (n + SYNC_CACHELINE - 1) & ~(size_t)(SYNC_CACHELINE - 1);
+    if (size == 0)
+        size = SYNC_CACHELINE;
+    void *p = aligned_alloc(SYNC_CACHELINE, size);
+    if (p)
+        memset(p, 0, size);
+    return p;
+}

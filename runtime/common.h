@@ -18,6 +18,13 @@
 #define SYNC_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define SYNC_CACHELINE 64
 #define SYNC_CL_ALIGNED __attribute__((aligned(SYNC_CACHELINE)))
+
+/* Zeroed memory for one thread's private use, on cache lines of its own: starts on a
+ * line and is padded to whole lines, so no other thread's data shares a line with it
+ * (two small mallocs of different threads are often neighbours: every write of one
+ * thread would then take the line from the other). NULL when memory runs out; free
+ * with free(). */
+void *sync_private_alloc(size_t n);
 #define SYNC_NOINLINE __attribute__((noinline))
 #define SYNC_INLINE static inline __attribute__((always_inline))
 /* On a function called inside atomic blocks whose effects must not be rolled back

@@ -297,8 +297,8 @@ static void bank_lthread_run(void *ctx, struct wl_thread *t)
 {
     struct bank_lctx *c = ctx;
     struct bank_lscratch sc;
-    sc.idx = malloc((size_t)(2 * c->ops_per_tx) * sizeof *sc.idx);
-    sc.seq = malloc((size_t)c->nthreads * sizeof *sc.seq);
+    sc.idx = sync_private_alloc((size_t)(2 * c->ops_per_tx) * sizeof *sc.idx);
+    sc.seq = sync_private_alloc((size_t)c->nthreads * sizeof *sc.seq);
     if (!sc.idx || !sc.seq) {
         wl_fail(t, "bank: out of memory for the per-thread lock lists");
     } else {

@@ -135,9 +135,9 @@ static void *hashmap_setup(const struct wl_args *a, char *err, size_t errlen)
     memset(c->tls, 0, (size_t)c->nthreads * sizeof *c->tls);
     for (int i = 0; i < c->nthreads; i++) {
         struct hm_tls *b = &c->tls[i];
-        b->key = malloc((size_t)bufn * sizeof *b->key);
-        b->kind = malloc((size_t)bufn);
-        b->res = malloc((size_t)bufn);
+        b->key = sync_private_alloc((size_t)bufn * sizeof *b->key);
+        b->kind = sync_private_alloc((size_t)bufn);
+        b->res = sync_private_alloc((size_t)bufn);
         b->log = oplog_new((uint64_t)c->range);
         if (!b->key || !b->kind || !b->res || !b->log) {
             hashmap_teardown(c);

@@ -15,19 +15,20 @@
 
 struct oplog *oplog_new(uint64_t range)
 {
-    struct oplog *l = calloc(1, sizeof *l);
+    /* Written at every committed update: on lines of its own (see sync_private_alloc) */
+    struct oplog *l = sync_private_alloc(sizeof *l);
     if (!l)
         return NULL;
     l->range = range;
     if (range <= OPLOG_DENSE_MAX) {
-        l->net = calloc(range ? range : 1, sizeof *l->net);
+        l->net = sync_private_alloc((range ? range : 1) * sizeof *l->net);
         if (!l->net) {
             free(l);
             return NULL;
         }
     } else {
         l->cap = OPLOG_SPARSE_INIT;
-        l->ent = malloc(l->cap * sizeof *l->ent);
+        l->ent = sync_private_alloc(l->cap * sizeof *l->ent);
         if (!l->ent) {
             free(l);
             return NULL;
@@ -77,9 +78,11 @@ void _oplog_append_slow(struct oplog *l, uint64_t key, int delta)
     l->n = oplog_compact(l->ent, l->n);
     if (l->n > l->cap / 2) {
         /* Still more than half full after merging: grow, so compaction stays amortised. */
-        struct oplog_ent *e = realloc(l->ent, 2 * l->cap * sizeof *e);
+        struct oplog_ent *e = sync_private_alloc(2 * l->cap * sizeof *e);
         if (!e)
             sync_out_of_resources("oplog: out of memory for %zu log entries", 2 * l->cap);
+        memcpy(e, l->ent, l->n * sizeof *e);
+        free(l->ent);
         l->ent = e;
         l->cap *= 2;
     }
