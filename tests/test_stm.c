@@ -548,6 +548,77 @@ static void test_fault_while_other_commits(void **state)
     rt_down();
 }
 
+/* A committer copies its owned objects into segment 0 after releasing the commit lock;
+ * a fill that meanwhile brings the object's granule into another segment must wait for
+ * those copies (it would otherwise see segment 0 without them, at a revision that
+ * includes them). A parks after its link; B's first access to FAR's granule faults. */
+static atomic_int late_b_done;
+static long late_seen;
+static void late_park(void)
+{
+    sem_post(&s_main); /* main: A is linked, not yet copied */
+    sem_wait(&s_a);
+}
+static void *late_a(void *arg)
+{
+    (void)arg;
+    enter(0);
+    stm_test_after_link = late_park;
+    SYNC_ATOMIC("test.late.a") {
+        SYNC_WRITE(FAR);
+        FAR->v = 77;
+    }
+    stm_test_after_link = NULL;
+    sync_runtime_stm.thread_exit(&st_a);
+    return NULL;
+}
+static void *late_b(void *arg)
+{
+    (void)arg;
+    enter(1);
+    sem_wait(&s_b);
+    SYNC_ATOMIC("test.late.b") {
+        SYNC_READ(FAR);
+        late_seen = FAR->v; /* faults FAR's granule in: waits for A's copies */
+    }
+    atomic_store(&late_b_done, 1);
+    sync_runtime_stm.thread_exit(&st_b);
+    return NULL;
+}
+static void *late_main(void *arg)
+{
+    (void)arg;
+    sem_wait(&s_main);          /* A linked its entry and parks before copying */
+    assert_int_equal(committed_v(FAR), 5); /* segment 0 does not have it yet */
+    sem_post(&s_b);             /* B: read FAR */
+    usleep(50 * 1000);
+    if (!stm_debug_eager_pages())
+        assert_int_equal(atomic_load(&late_b_done), 0); /* B waits in its fill */
+    sem_post(&s_a);             /* A: copy */
+    return NULL;
+}
+static void test_fill_waits_for_late_publish(void)
+{
+    rt_up(2);
+    alloc_far();
+    atomic_store(&late_b_done, 0);
+    late_seen = 0;
+    pthread_t tm;
+    pthread_create(&tm, NULL, late_main, NULL);
+    run2(late_a, late_b);
+    pthread_join(tm, NULL);
+    assert_int_equal(late_seen, 77);
+    assert_int_equal(committed_v(FAR), 77);
+    if (!stm_debug_eager_pages())
+        assert_true(st_b.pages_faulted >= 16);
+    rt_down();
+}
+static void test_fill_waits_for_late_publish_(void **state)
+{
+    (void)state;
+    test_fill_waits_for_late_publish();
+}
+
 /* Imports copy only into granules the importer has; commits touch no other segment's
  * pages, page states or counters. */
 static struct stm_seg *seg_of(int tid) { return &G.segs[tid + 1]; }
@@ -767,6 +838,7 @@ int main(void)
         cmocka_unit_test(test_pages_lazy),
         cmocka_unit_test(test_fault_while_other_commits),
         cmocka_unit_test(test_import_skips_untouched_pages),
+        cmocka_unit_test(test_fill_waits_for_late_publish_),
         cmocka_unit_test(test_counters_exact),
         cmocka_unit_test(test_abort_keeps_no_chunk),
         cmocka_unit_test(test_leaving_a_block_open_is_caught),

@@ -27,7 +27,10 @@
  *     G_NONE ones. Filling a granule (under commit_lock, so segment 0 and the log tail
  *     stand still) copies segment 0 (revision G.rev) and undoes, newest first, every
  *     entry after s->rev with the old bytes the entry carries. Committers touch
- *     segment 0 and nothing of any other segment.
+ *     segment 0 and nothing of any other segment. A committer copies the objects it
+ *     owns into segment 0 after releasing the lock, with its `publishing` flag set from
+ *     before the release until the copies are done; a fill (and an eager enter) waits,
+ *     under the lock, until no flag is set, so it copies segment 0 exactly at G.rev.
  *  I3 (ownership) At most one transaction owns an object for writing: wlocks[o>>4]
  *     holds owner (segment index, 0 = none) | rev << 16, where rev is the revision of
  *     the last commit that wrote the object. A writer acquires ownership with a CAS
@@ -91,6 +94,7 @@
 #define NOT_OWNED UINT64_MAX          /* ws_entry.saved: ownership was not taken */
 
 __thread struct stm_tls stm_self;
+void (*stm_test_after_link)(void);
 static __thread struct stm_seg *me;
 
 struct stm_global G;
@@ -139,8 +143,9 @@ __asm__(".text\n"
 
 /*
  * The commit lock: a test-and-test-and-set spinlock that yields the CPU after a few
- * rounds (threads may outnumber cores). Held briefly: a commit's copies into segment 0
- * and its last validation, or a granule fill.
+ * rounds (threads may outnumber cores). Held briefly: a commit's last validation, its
+ * link and the copies of objects it does not own (new and recycled ones; all of them
+ * for a thread alone), or a granule fill.
  */
 static void commit_lock(void)
 {
@@ -174,6 +179,26 @@ static void commit_unlock(void)
         me->holds_lock = 0;
     /* release: pairs with the acquire CAS in commit_lock */
     atomic_store_explicit(&G.lock, 0, memory_order_release);
+}
+
+/*
+ * Waits, holding commit_lock, until no committer is still copying its owned objects into
+ * segment 0 after its link (publishing). New copies start only under the lock, so once
+ * this returns, segment 0 is exactly the state at G.rev until the lock is released:
+ * what a granule fill and an eager enter copy from.
+ */
+static void wait_publishers(void)
+{
+    for (int i = 1; i <= G.nseg; i++)
+        /* acquire: pairs with the release store that ended the copies; their bytes in
+         * segment 0 are visible after it */
+        for (int spins = 0; atomic_load_explicit(&G.segs[i].publishing, memory_order_acquire);
+             spins++) {
+            if (spins > 64)
+                sched_yield();
+            else
+                __builtin_ia32_pause();
+        }
 }
 
 /* Copies small objects word by word (most are a few words), big ones with memcpy. */
@@ -416,6 +441,7 @@ static void materialize(struct stm_seg *s, size_t g0, size_t g1, int fresh)
         s->nfills++;
         commit_lock();
         TA_TIMED_BEGIN(TA_UNSHARE);
+        wait_publishers();
         for (size_t g = first; g < last; g++)
             if (s->gstate[g] == G_NONE) {
                 memcpy(seg_addr(s->idx, granule_off(g)), seg_addr(0, granule_off(g)), GRANULE);
@@ -1008,8 +1034,9 @@ static void flag_new_range(struct stm_seg *s, uintptr_t a, uintptr_t b)
     }
 }
 
-/* Copies one run of the commit into segment 0. Caller holds the commit lock. No other
- * segment is touched: they import the entry, or undo it at a fault (I2). */
+/* Copies one run of the commit into segment 0, under the commit lock or (an owned
+ * object, I3) after it with `publishing` set. No other segment is touched: they import
+ * the entry, or undo it at a fault (I2). */
 static inline void publish_run(struct stm_seg *s, uintptr_t off, size_t len)
 {
     copy_bytes(seg_addr(0, off), seg_addr(s->idx, off), len);
@@ -1085,8 +1112,15 @@ void _stm_commit(void)
         e = NULL;
     }
     uint64_t rev = atomic_load_explicit(&G.rev, memory_order_relaxed);
-    for (size_t i = 0; i < s->nws; i++)
-        publish_run(s, s->ws[i].off, s->ws[i].size);
+    /* Written objects that we own (I3) are copied into segment 0 after the lock: no
+     * other committer writes them before we let go, importers read the entry, and
+     * fills and eager enters wait for our `publishing` flag (wait_publishers). New and
+     * recycled objects have no owner (another thread could write them as soon as it
+     * imported our entry), and a thread alone owns nothing: those are copied here. */
+    int late = e && s->nws && s->nowned == s->nws;
+    if (!late)
+        for (size_t i = 0; i < s->nws; i++)
+            publish_run(s, s->ws[i].off, s->ws[i].size);
     for (size_t i = 0; i < s->nranges; i++)
         publish_run(s, s->ranges[i].a, s->ranges[i].b - s->ranges[i].a);
     for (size_t i = 0; i < s->nrecycled; i++)
@@ -1119,7 +1153,19 @@ void _stm_commit(void)
      * reach them yet (release: pairs with the acquire load in the write slow path). */
     for (size_t i = 0; i < s->nrecycled; i++)
         atomic_store_explicit(wlock_slot(s->recycled[i].off), rev << 16, memory_order_release);
+    if (late)
+        /* relaxed: under the lock; a waiter reads it under the lock too */
+        atomic_store_explicit(&s->publishing, 1, memory_order_relaxed);
     commit_unlock();
+    if (late) {
+        if (stm_test_after_link)
+            stm_test_after_link();
+        chaos_point(s);
+        for (size_t i = 0; i < s->nws; i++)
+            publish_run(s, s->ws[i].off, s->ws[i].size);
+        /* release: pairs with the acquire in wait_publishers */
+        atomic_store_explicit(&s->publishing, 0, memory_order_release);
+    }
 
     /* Give up ownership (I3) with the new revision; release: pairs with the next
      * owner's acquire CAS. */
@@ -1405,6 +1451,7 @@ static int stm_enter(int tid, char *err, size_t errlen)
             snprintf(err, errlen, "stm: mprotect of segment %d: %s", s->idx, strerror(errno));
             return -1;
         }
+        wait_publishers();
         memcpy(seg_addr(s->idx, G.rm_size), seg_addr(0, G.rm_size), used);
         memset(s->gstate, G_OWN, G.ngranules);
     }

@@ -63,6 +63,8 @@ struct stm_seg {
     _Atomic uint64_t rev;        /* snapshot revision; read by min_active_rev (acquire) */
     _Atomic int abort_request;   /* set by an inevitable transaction wanting our object */
     _Atomic int active;          /* a thread is entered; written under the commit lock */
+    _Atomic int publishing;      /* 1 from the link of our entry (under the lock) until
+                                  * our owned objects are copied into segment 0 (after it) */
     int idx;                     /* segment number, >= 1 for threads */
     /* private */
     struct log_entry *last;      /* last imported entry (its rev == rev) */
@@ -203,6 +205,9 @@ static inline void push_chunk(struct chunk **v, size_t *n, size_t *cap, uintptr_
 }
 
 /* Test and debugging hooks (stm.c). tid is the harness thread id (segment tid+1). */
+/* Called, when set, by a committer between releasing the commit lock and copying its
+ * owned objects into segment 0 (the stepped tests park a thread there). */
+extern void (*stm_test_after_link)(void);
 int stm_debug_page_accessible(int tid, const void __seg_gs *obj);
 int stm_debug_eager_pages(void);  /* 1 under valgrind or STM_PAGES=eager */
 uintptr_t stm_debug_heap_cursor(void);
