@@ -1,6 +1,65 @@
 /*
- * runtime/stm/stm_internal.h - the STM's data structures (private to stm.c and its
- * tests). Field comments say who may touch what; the protocol is in DESIGN.md.
+ * runtime/stm/stm_internal.h - the STM's data structures, shared helpers and the
+ * declarations its files call across (private to the .c files of runtime/stm and the STM's tests;
+ * workloads include only runtime/stm/sync_stm.h). Field comments say who may touch
+ * what; the protocol, with its reasoning and cost model, is in DESIGN.md.
+ *
+ * The files (after PyPy's stmgc runtime):
+ *   setjmp.c  stm_setjmp / stm_longjmp, the atomic block's restart point
+ *   pages.c   lazy pages: granule fills, the SIGSEGV handler (I1, I2)
+ *   log.c     the commit log: import and validation, entries, their reclamation (I4, I5)
+ *   alloc.c   allocation and freeing, memory reuse (I7)
+ *   commit.c  the commit lock, begin, commit, abort, the write barrier's slow path,
+ *             inevitability (I2, I3, I5, I6)
+ *   setup.c   init, fini, thread enter and exit, the runtime descriptor, fatal errors
+ *   debug.c   introspection for the tests
+ *
+ * Memory. One reservation holds nseg+1 segments of SEG bytes each. A segment is a
+ * read-marker area (RM bytes, private anonymous memory, one 16-bit marker per 16 heap
+ * bytes, at %gs:2*(offset >> 4)) followed by the heap (HEAP bytes) backed by a memfd.
+ * Segment 0's heap is the committed state (file range 0). Segment s >= 1 belongs to
+ * thread tid s-1, maps its own file range, and its %gs base is the segment's start, so
+ * a reference (an offset) reaches the thread's own copy. Each 64 KiB granule of a
+ * segment's heap is either
+ *   G_NONE  inaccessible (PROT_NONE): not used since the thread entered; stale bytes, or
+ *   G_OWN   read-write, the segment's copy, up to date at its revision.
+ * (G_FILL is G_NONE becoming G_OWN, under the commit lock.) Under valgrind or with
+ * STM_PAGES=eager every granule is G_OWN from entering.
+ *
+ * Invariants (each file's head says which it maintains):
+ *  I1 (own hand) A thread's view of the heap changes only by its own actions: its
+ *     writes, its imports of the commit log, and the filling of a G_NONE granule on its
+ *     first access, which shows exactly its revision. So a transaction reads one
+ *     consistent snapshot (revision me->rev): opacity, with no fence in the read barrier.
+ *  I2 (granules) Only the owning thread changes its segment, its granule states and its
+ *     counters. A G_OWN granule of s holds segment 0's bytes as of s->rev plus s's own
+ *     uncommitted writes: imports copy an entry's runs into G_OWN granules and skip
+ *     G_NONE ones. Filling a granule (under commit_lock, so segment 0 and the log tail
+ *     stand still) copies segment 0 (revision G.rev) and undoes, newest first, every
+ *     entry after s->rev with the old bytes the entry carries. Committers touch
+ *     segment 0 and nothing of any other segment. A committer copies the objects it
+ *     owns into segment 0 after releasing the lock, with its `publishing` flag set from
+ *     before the release until the copies are done; a fill (and an eager enter) waits,
+ *     under the lock, until no flag is set, so it copies segment 0 exactly at G.rev.
+ *  I3 (ownership) At most one transaction owns an object for writing: wlocks[o>>4]
+ *     holds owner (segment index, 0 = none) | rev << 16, where rev is the revision of
+ *     the last commit that wrote the object. A writer acquires ownership with a CAS
+ *     and keeps it until its commit published the object, or its abort restored it.
+ *     A thread alone (nactive == 1) takes no ownership and appends no log entry:
+ *     ownership only detects conflicts early, serialisability rests on I5.
+ *  I4 (log) Entries are appended under commit_lock in revision order; a thread at
+ *     revision r has imported exactly the entries <= r. An entry is freed only when
+ *     every active thread's rev is past it (the entry equal to the minimum is kept,
+ *     for its `next`).
+ *  I5 (validation) A commit, and becoming inevitable, import every entry after
+ *     me->rev first; an entry that wrote an object whose read marker holds the
+ *     running read version aborts the transaction (read-write conflict). A write
+ *     implies a read, so a written object is always validated.
+ *  I6 (inevitable) At most one inevitable transaction; while it runs no other
+ *     transaction commits (they wait at commit, abortable), so it never needs to abort.
+ *     It takes ownership from others by asking them to abort (abort_request).
+ *  I7 (memory reuse) An object freed by a commit at revision R is reused only once
+ *     every active thread's rev >= R: no running transaction can still reach it.
  */
 #ifndef STM_INTERNAL_H
 #define STM_INTERNAL_H
@@ -10,8 +69,19 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
+#include <x86intrin.h>
 
 #include "runtime/common.h"
+#include "runtime/stm/sync_stm.h"
+
+#define PAGE 4096ul
+#define CHUNK (64 * 1024ul)           /* bump-allocation chunk per thread */
+#define NOT_OWNED UINT64_MAX          /* ws_entry.saved: ownership was not taken */
+/* Lazy pages: a segment's heap is brought in by granules (pages.c). */
+#define GRANULE CHUNK
+#define GRANULE_PAGES (GRANULE / PAGE)
+enum { G_NONE = 0, G_OWN = 1, G_FILL = 2 /* being filled, under commit_lock */ };
 
 /* One run of bytes a commit published: [off, off+len) of the heap. The entry's data area
  * holds every run's new bytes, in run order (`new_bytes` in all), then the old bytes of
@@ -125,11 +195,17 @@ struct stm_global {
     uint64_t t0_ns;
     double ns_per_tick;
 };
-extern struct stm_global G;
+/* The runtime's globals, defined in setup.c. The executable holds them (the runtime is a
+ * static archive), so the runtime's files reach them directly: hidden visibility (no
+ * GOT load for G) and the local-exec TLS model (one %fs access, no offset load), as
+ * when they were defined in the same file as their users. */
+extern struct stm_global G __attribute__((visibility("hidden")));
+extern __thread struct stm_tls stm_self __attribute__((tls_model("local-exec")));
 
 /* Running out of memory (or mappings, or heap): exit 3 with the reason, leaving every
- * results file untouched, like any runtime that cannot go on (stm.c). */
+ * results file untouched, like any runtime that cannot go on (setup.c). */
 void stm_out_of_resources(const char *fmt, const char *arg) __attribute__((noreturn));
+#define out_of_resources stm_out_of_resources
 
 /* Growable arrays; running out of memory ends the run (a transaction cannot continue). */
 #define STM_GROW(ptr, n, cap)                                                    \
@@ -204,7 +280,142 @@ static inline void push_chunk(struct chunk **v, size_t *n, size_t *cap, uintptr_
     (*v)[(*n)++] = (struct chunk){off, size};
 }
 
-/* Test and debugging hooks (stm.c). tid is the harness thread id (segment tid+1). */
+/* ---- across the files (the function comments are at their definitions) */
+
+/* the running thread's segment (setup.c; hidden, local-exec: see G above) */
+extern __thread struct stm_seg *stm_me __attribute__((tls_model("local-exec"), visibility("hidden")));
+
+/* commit.c */
+void stm_commit_lock(void);
+void stm_commit_unlock(void);
+void stm_wait_publishers(void);
+void stm_chaos_step(struct stm_seg *s);
+void stm_abort(enum sync_abort_kind kind, int other, uintptr_t obj) __attribute__((noreturn));
+/* log.c */
+void stm_import_log(struct stm_seg *s, int validate, int unlock_on_abort);
+void stm_entry_keep(struct stm_seg *s, struct log_entry *e);
+void stm_gc_own_entries(struct stm_seg *s);
+struct log_entry *stm_entry_build(struct stm_seg *s);
+/* pages.c */
+void stm_materialize(struct stm_seg *s, size_t g0, size_t g1, int fresh);
+void stm_install_segv_handler(void);
+/* setup.c */
+void stm_fatal(const char *fmt, const char *arg) __attribute__((noreturn));
+
+/* ---- hot helpers, inline in every file as they were in one */
+
+static inline char *seg_addr(int s, uintptr_t off)
+{
+    return G.base + (size_t)s * G.seg_size + off;
+}
+
+static inline off_t file_off(int s, size_t page)
+{
+    return (off_t)((size_t)s * G.heap_size + page * PAGE);
+}
+
+static inline _Atomic uint64_t *wlock_slot(uintptr_t off)
+{
+    return &G.wlocks[(off - G.rm_size) >> 4];
+}
+
+/* Cheap timestamps for wasted-time accounting: the TSC, converted at abort time. */
+static inline uint64_t ticks(void)
+{
+    return __rdtsc();
+}
+
+/* Copies small objects word by word (most are a few words), big ones with memcpy. */
+static inline void copy_bytes(void *dst, const void *src, size_t n)
+{
+    if (n <= 64) {
+        char *d = dst;
+        const char *sr = src;
+        size_t i = 0;
+        for (; i + 8 <= n; i += 8) {
+            uint64_t w;
+            __builtin_memcpy(&w, sr + i, 8);
+            __builtin_memcpy(d + i, &w, 8);
+        }
+        for (; i < n; i++)
+            d[i] = sr[i];
+    } else {
+        memcpy(dst, src, n);
+    }
+}
+
+/* Chaos mode (STM_CHAOS=seed): at protocol steps, maybe yield, spin or sleep
+ * (stm_chaos_step), so two cores see many interleavings. */
+static inline uint64_t chaos_rand(struct stm_seg *s)
+{
+    uint64_t x = s->chaos_rng;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    s->chaos_rng = x;
+    return x;
+}
+
+static inline void chaos_point(struct stm_seg *s)
+{
+    if (SYNC_UNLIKELY(G.chaos))
+        stm_chaos_step(s);
+}
+
+static inline size_t granule_of(uintptr_t off)
+{
+    return (off - G.rm_size) / GRANULE;
+}
+static inline uintptr_t granule_off(size_t g)
+{
+    return G.rm_size + g * GRANULE;
+}
+
+/* Copies the bytes of run [off, off+len) from src into s's granules whose state is
+ * `state`, skipping the others; returns the bytes copied. */
+static inline size_t copy_into_granules(struct stm_seg *s, uintptr_t off, size_t len,
+                                        const char *src, uint8_t state)
+{
+    size_t copied = 0;
+    for (uintptr_t a = off, end = off + len; a < end;) {
+        size_t g = granule_of(a);
+        uintptr_t b = granule_off(g + 1) < end ? granule_off(g + 1) : end;
+        if (s->gstate[g] == state) {
+            memcpy(seg_addr(s->idx, a), src + (a - off), b - a);
+            copied += b - a;
+        }
+        a = b;
+    }
+    return copied;
+}
+
+/* The running thread's granules covering [off, off+len) become G_OWN (write barrier,
+ * allocation): the runtime reads and writes objects through the flat address, where
+ * an inaccessible page must not fault. */
+static inline void ensure_accessible(uintptr_t off, size_t len, int fresh)
+{
+    size_t g0 = granule_of(off), g1 = granule_of(off + (len ? len : 1) - 1) + 1;
+    for (size_t g = g0; g < g1; g++)
+        if (SYNC_UNLIKELY(stm_me->gstate[g] != G_OWN)) {
+            stm_materialize(stm_me, g, g1, fresh);
+            return;
+        }
+}
+
+/* The running attempt's logs emptied (commit, abort, enter). */
+static inline void tx_reset(struct stm_seg *s)
+{
+    s->nws = 0;
+    s->nowned = 0;
+    s->backup_len = 0;
+    s->nranges = 0;
+    s->nrecycled = 0;
+    s->nfrees = 0;
+    s->ntx_chunks = 0;
+    stm_self.dirty = 0;
+}
+
+/* Test and debugging hooks (commit.c, debug.c). tid is the harness thread id (segment tid+1). */
 /* Called, when set, by a committer between releasing the commit lock and copying its
  * owned objects into segment 0 (the stepped tests park a thread there). */
 extern void (*stm_test_after_link)(void);

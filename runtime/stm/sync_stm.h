@@ -1,6 +1,7 @@
 /*
  * runtime/stm/sync_stm.h - the inline fast paths of the page-based STM
- * (protocol: runtime/stm/DESIGN.md; slow paths: runtime/stm/stm.c).
+ * (protocol: runtime/stm/DESIGN.md; slow paths: the .c files beside it, listed in
+ * stm_internal.h).
  *
  * Object references are offsets into a segment, used through %gs: each thread's %gs
  * base points at its own segment, so one reference reads the thread's own copy.
@@ -41,7 +42,7 @@
 struct stm_jmpbuf {
     void *regs[8];
 };
-/* Like _setjmp/_longjmp, a third of the work (stm.c). */
+/* Like _setjmp/_longjmp, a third of the work (setjmp.c). */
 int stm_setjmp(struct stm_jmpbuf *jb) __attribute__((returns_twice));
 void stm_longjmp(struct stm_jmpbuf *jb) __attribute__((noreturn));
 

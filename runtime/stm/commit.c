@@ -1,0 +1,537 @@
+/*
+ * runtime/stm/commit.c - begin, commit and abort of the page-based STM, with the commit lock,
+ * the write barrier's slow path and inevitability. The invariants I1..I7 and the other
+ * files are listed in stm_internal.h.
+ *
+ * Maintains I2 (a committer writes segment 0 and nothing of another segment; owned
+ * objects are copied after the lock with `publishing` set), I3 (ownership taken by a
+ * CAS in the write slow path, given back at commit or abort), I4 (entries linked under
+ * the lock in revision order), I5 (commit and becoming inevitable import, and so
+ * validate, every newer entry first) and I6 (one inevitable transaction; others wait
+ * at commit, abortable).
+ *
+ * Memory order: the commit lock's acquire CAS pairs with its release store; the link of
+ * an entry, G.rev and a segment's rev are release stores (paired with the acquire
+ * loads in import and min_active_rev); the ownership word is released at commit and
+ * abort and acquired by the next writer's CAS; G.inevitable, abort_request and
+ * publishing are release/acquire pairs, each commented where it is stored.
+ */
+
+#include "runtime/stm/sync_stm.h"
+#include "runtime/sync.h"
+
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "runtime/stm/stm_internal.h"
+#include "runtime/timeacct.h"
+
+#define INEVITABLE_AFTER 8            /* consecutive aborts before going inevitable */
+#define LOG_GC_EVERY 32               /* commits between log garbage collections */
+
+void (*stm_test_after_link)(void);
+
+/* ------------------------------------------------------------------ helpers */
+
+/*
+ * The commit lock: a test-and-test-and-set spinlock that yields the CPU after a few
+ * rounds (threads may outnumber cores). Held briefly: a commit's last validation, its
+ * link and the copies of objects it does not own (new and recycled ones; all of them
+ * for a thread alone), or a granule fill.
+ */
+void stm_commit_lock(void)
+{
+    for (int spins = 0;; spins++) {
+        int z = 0;
+        /* acquire: pairs with the release in commit_unlock; everything the previous
+         * holder did under the lock (segment 0, page states, log tail) is visible. */
+        if (atomic_compare_exchange_weak_explicit(&G.lock, &z, 1, memory_order_acquire,
+                                                  memory_order_relaxed)) {
+            if (stm_me)
+                stm_me->holds_lock = 1;
+            if (spins)
+                TA_TIMED_END();
+            return;
+        }
+        if (!spins)
+            TA_TIMED_BEGIN(TA_WAIT_LOCK);   /* time breakdown: only a taken lock is timed */
+        /* relaxed: only waits for the lock to look free before trying again */
+        while (atomic_load_explicit(&G.lock, memory_order_relaxed)) {
+            if (++spins > 64)
+                sched_yield();
+            else
+                __builtin_ia32_pause();
+        }
+    }
+}
+
+void stm_commit_unlock(void)
+{
+    if (stm_me)
+        stm_me->holds_lock = 0;
+    /* release: pairs with the acquire CAS in commit_lock */
+    atomic_store_explicit(&G.lock, 0, memory_order_release);
+}
+
+/*
+ * Waits, holding commit_lock, until no committer is still copying its owned objects into
+ * segment 0 after its link (publishing). New copies start only under the lock, so once
+ * this returns, segment 0 is exactly the state at G.rev until the lock is released:
+ * what a granule fill and an eager enter copy from.
+ */
+void stm_wait_publishers(void)
+{
+    for (int i = 1; i <= G.nseg; i++)
+        /* acquire: pairs with the release store that ended the copies; their bytes in
+         * segment 0 are visible after it */
+        for (int spins = 0; atomic_load_explicit(&G.segs[i].publishing, memory_order_acquire);
+             spins++) {
+            if (spins > 64)
+                sched_yield();
+            else
+                __builtin_ia32_pause();
+        }
+}
+
+static uint64_t ticks_to_ns(uint64_t t)
+{
+    return (uint64_t)((double)t * G.ns_per_tick);
+}
+
+/* --------------------------------------------------------------- chaos mode */
+
+/* At a protocol step: maybe yield, spin or sleep, so two cores see many interleavings. */
+SYNC_NOINLINE void stm_chaos_step(struct stm_seg *s)
+{
+    uint64_t r = chaos_rand(s);
+    switch (r & 15) {
+    case 0:
+    case 1:
+        sched_yield();
+        break;
+    case 2: {
+        unsigned n = (unsigned)(r >> 8) & 2047;
+        for (volatile unsigned i = 0; i < n; i++)
+            ;
+        break;
+    }
+    case 3:
+        if (((r >> 8) & 7) == 0)
+            usleep((unsigned)(r >> 16) % 50 + 1);
+        break;
+    default:
+        break;
+    }
+}
+
+/* ------------------------------------------------------------------ aborts */
+
+static void release_ownership_restore(struct stm_seg *s)
+{
+    /* Undo in reverse order: the oldest backup of an object wins. */
+    for (size_t i = s->nws; i-- > 0;) {
+        struct ws_entry *w = &s->ws[i];
+        memcpy(seg_addr(s->idx, w->off), s->backup + w->backup_at, w->size);
+        /* release: pairs with the acquire CAS/load of the next owner; the restored
+         * bytes are in our own segment only, so the order matters for I3 alone. */
+        if (w->saved != NOT_OWNED)
+            atomic_store_explicit(wlock_slot(w->off), w->saved, memory_order_release);
+    }
+}
+
+/* Throws the running attempt away and jumps back to the block's start. */
+void __attribute__((noreturn)) stm_abort(enum sync_abort_kind kind, int other,
+                                                uintptr_t obj)
+{
+    struct stm_seg *s = stm_me;
+    if (s->inevitable)
+        stm_fatal("an inevitable transaction tried to abort (%s)", sync_abort_kind_name(kind));
+    SYNC_COMPILER_BARRIER();
+    if (s->building) {
+        stm_entry_keep(s, s->building);
+        s->building = NULL;
+    }
+    release_ownership_restore(s);
+    /* An inevitable transaction's request is answered by this abort, whatever caused
+     * it: a flag left set would abort our next transaction for nothing (relaxed: the
+     * requester only waits for the objects, which the restore above released). */
+    atomic_store_explicit(&s->abort_request, 0, memory_order_relaxed);
+    /* Allocations of the attempt vanish: the allocator returns to where the attempt
+     * started, and chunks the attempt opened become spares that the next chunk request
+     * takes first (a retry that allocates as much opens none); recycled objects go back
+     * to their lists. */
+    s->bump = s->tx_bump;
+    s->bump_end = s->tx_bump_end;
+    s->chunk_start = s->tx_chunk_start;
+    for (size_t i = 0; i < s->ntx_chunks; i++)
+        push_chunk(&s->spares, &s->nspares, &s->spares_cap, s->tx_chunks[i].off,
+                   s->tx_chunks[i].size);
+    for (size_t i = 0; i < s->nrecycled; i++)
+        freelist_push(&s->ready[s->recycled[i].cls], s->recycled[i].off);
+    tx_reset(s);
+
+    uint64_t now = sync_now_ns();
+    s->stats.aborts[kind]++;
+    struct sync_conflict c = {
+        .t_ns = now - G.t0_ns,
+        .thread = s->idx - 1,
+        .other = other >= 1 ? other - 1 : -1,
+        .kind = (uint32_t)kind,
+        .object = obj,
+        .page = obj / PAGE,
+        .site = s->site,
+        .wasted_ns = s->attempt_ticks ? ticks_to_ns(ticks() - s->attempt_ticks) : 0,
+    };
+    sync_stats_add_conflict(&s->stats, &c);
+    stm_self.aborts_in_row++;
+    TA_ABORT(s->attempt_ticks); /* time breakdown: the attempt and its rollback are wasted */
+
+    /* Contention management: after a write-write conflict, wait (without holding
+     * anything) until the owner let go, so the retry does not hit it again. */
+    if (kind == SYNC_ABORT_WRITE_WRITE && obj) {
+        _Atomic uint64_t *slot = wlock_slot(obj);
+        TA_TIMED_BEGIN(TA_WAIT_OWNER);
+        /* The owner is usually running and lets go within its commit (a microsecond or
+         * so): spin with `pause` first; yield only after that (it may be descheduled:
+         * threads may outnumber cores). A yield at every round from the 65th cost bank
+         * transfers a fifth of their 2-thread time in this wait on a busy VM. */
+        for (int spins = 0; spins < 100000; spins++) {
+            /* relaxed: only a hint for when to retry */
+            if ((atomic_load_explicit(slot, memory_order_relaxed) & 0xffff) != (uint64_t)other)
+                break;
+            if (spins > 2048)
+                sched_yield();
+            else
+                __builtin_ia32_pause();
+        }
+        TA_TIMED_END();
+    }
+    stm_self.depth = 0;
+    stm_longjmp(&stm_self.jb);
+}
+
+/* Checked at slow paths: an inevitable transaction wants something we own. */
+static inline void check_abort_request(struct stm_seg *s)
+{
+    /* acquire: pairs with the release store of the inevitable requester */
+    if (SYNC_UNLIKELY(atomic_load_explicit(&s->abort_request, memory_order_acquire)) &&
+        !s->inevitable) {
+        atomic_store_explicit(&s->abort_request, 0, memory_order_relaxed);
+        stm_abort(SYNC_ABORT_INEVITABLE, atomic_load_explicit(&G.inevitable, memory_order_relaxed), 0);
+    }
+}
+/* ------------------------------------------------------------ barriers */
+
+void _stm_write_slowpath(void __seg_gs *obj)
+{
+    struct stm_seg *s = stm_me;
+    uintptr_t off = (uintptr_t)obj;
+    if (SYNC_UNLIKELY(stm_self.depth == 0))
+        stm_fatal("%s outside an atomic block", "SYNC_WRITE");
+    check_abort_request(s);
+    chaos_point(s);
+    if (G.chaos && !s->inevitable && (chaos_rand(s) & 255) == 0)
+        stm_abort(SYNC_ABORT_OTHER, -1, off); /* chaos: exercise the abort path */
+
+    _Atomic uint64_t *slot = wlock_slot(off);
+    uint64_t mine = (uint64_t)s->idx;
+    uint64_t w = NOT_OWNED;
+    /* Ownership detects write-write conflicts early; serialisability rests on
+     * validation alone (a write implies a read, I5). A thread alone has nobody to
+     * conflict with, so it skips the CAS and never touches the word (relaxed: a
+     * thread entering meanwhile is caught by validation). */
+    if (atomic_load_explicit(&G.nactive, memory_order_relaxed) > 1 || G.chaos ||
+        s->inevitable)
+        /* acquire: pairs with the release store that gave the object up */
+        w = atomic_load_explicit(slot, memory_order_acquire);
+    while (w != NOT_OWNED) {
+        uint64_t owner = w & 0xffff;
+        if (owner == 0) {
+            if ((w >> 16) > s->rev) /* committed after our snapshot: we read it stale */
+                stm_abort(SYNC_ABORT_READ_WRITE, -1, off);
+            /* acquire on success: as above; the failure reloads w */
+            if (atomic_compare_exchange_weak_explicit(slot, &w, w | mine,
+                                                      memory_order_acquire,
+                                                      memory_order_acquire))
+                break;
+            continue;
+        }
+        if (owner == mine)
+            stm_fatal("%s: object owned but its write flag is set", "write barrier");
+        if (!s->inevitable)
+            stm_abort(SYNC_ABORT_WRITE_WRITE, (int)owner, off);
+        /* We are inevitable (I6): ask the owner to abort and wait for the object.
+         * release: pairs with the acquire in check_abort_request. */
+        atomic_store_explicit(&G.segs[owner].abort_request, 1, memory_order_release);
+        TA_TIMED_BEGIN(TA_WAIT_OWNER);
+        sched_yield();
+        w = atomic_load_explicit(slot, memory_order_acquire);
+    }
+    TA_TIMED_END();
+
+    uint32_t size = ((const struct sync_hdr __seg_gs *)obj)->size;
+    ensure_accessible(off, size, 0);
+    push_backup(s, off, size, w); /* w = the word before we owned it */
+    s->nowned += w != NOT_OWNED;
+    stm_read_barrier(obj);        /* a write implies a read (I5) */
+    ((struct sync_hdr __seg_gs *)obj)->flags &= ~STM_WB;
+    stm_self.dirty = 1;
+}
+/* --------------------------------------------------------- inevitability */
+
+/* Waits until no other transaction is inevitable, staying abortable. */
+static void wait_inevitable_gone(struct stm_seg *s)
+{
+    for (int spins = 0;; spins++) {
+        /* acquire: pairs with the release store that cleared G.inevitable */
+        int ie = atomic_load_explicit(&G.inevitable, memory_order_acquire);
+        if (ie == 0 || ie == s->idx) {
+            if (spins)
+                TA_TIMED_END();
+            return;
+        }
+        if (!spins)
+            TA_TIMED_BEGIN(TA_WAIT_INEVITABLE);
+        check_abort_request(s);
+        if (spins > 32)
+            sched_yield();
+    }
+}
+
+void _stm_become_inevitable(void)
+{
+    struct stm_seg *s = stm_me;
+    if (s->inevitable)
+        return;
+    if (stm_self.depth == 0)
+        stm_fatal("%s outside an atomic block", "sync_inevitable");
+    for (;;) {
+        wait_inevitable_gone(s);
+        stm_commit_lock();
+        if (atomic_load_explicit(&G.inevitable, memory_order_relaxed) == 0)
+            break;
+        stm_commit_unlock();
+    }
+    stm_import_log(s, 1, 1);
+    /* release: pairs with the acquire in wait_inevitable_gone / commit */
+    atomic_store_explicit(&G.inevitable, s->idx, memory_order_release);
+    s->inevitable = 1;
+    stm_self.dirty = 1; /* its commit must clear the inevitability: out of line */
+    s->stats.inevitable++;
+    stm_commit_unlock();
+}
+/* ------------------------------------------------------------ begin / commit */
+
+int _stm_begin(const char *site)
+{
+    struct stm_seg *s = stm_me;
+    if (SYNC_UNLIKELY(!s))
+        stm_fatal("%s: thread has not entered the stm runtime", site);
+    TA_TX_BEGIN();
+    stm_self.depth = 1;
+    if (SYNC_UNLIKELY(++stm_self.rv == 0)) {
+        /* Read versions wrapped: forget every marker of the heap in use (relaxed:
+         * the cursor only grows; a chunk taken meanwhile has no markers yet). */
+        uintptr_t end = atomic_load_explicit(&G.heap_cursor, memory_order_relaxed);
+        size_t first = (G.rm_size >> 4) * 2, used = (end >> 4) * 2 - first;
+        if (used <= 4 * 1024 * 1024)
+            memset(seg_addr(s->idx, first), 0, used);
+        else
+            madvise(seg_addr(s->idx, 0), G.rm_size, MADV_DONTNEED);
+        stm_self.rv = 1;
+    }
+    s->site = site;
+    /* The attempt's start, for the wasted time of an abort. A thread alone cannot
+     * conflict, so it skips the clock (relaxed: a thread entering meanwhile only
+     * makes one abort report 0 ns). */
+    s->attempt_ticks =
+        (atomic_load_explicit(&G.nactive, memory_order_relaxed) > 1 || G.chaos) ? ticks() : 0;
+    TA_ATTEMPT(s->attempt_ticks);
+    s->tx_bump = s->bump;
+    s->tx_bump_end = s->bump_end;
+    s->tx_chunk_start = s->chunk_start;
+    s->range_start = s->bump;
+    chaos_point(s);
+    /* Anything committed since our snapshot? Asked of the last entry we imported, not
+     * of G.rev: that line changes only when the next entry is linked, while the
+     * commit line changes at every commit (acquire: pairs with the release store that
+     * linked the entry). */
+    if (atomic_load_explicit(&s->last->next, memory_order_acquire))
+        stm_import_log(s, 0, 0); /* nothing read yet: refresh the snapshot */
+    if (SYNC_UNLIKELY(stm_self.aborts_in_row >= INEVITABLE_AFTER))
+        _stm_become_inevitable();
+    TA_PHASE(TA_WORK);
+    return 1;
+}
+
+/* Sets the write flag on every object of a run of new objects (bump order). */
+static void flag_new_range(struct stm_seg *s, uintptr_t a, uintptr_t b)
+{
+    while (a < b) {
+        struct sync_hdr *h = (struct sync_hdr *)seg_addr(s->idx, a);
+        h->flags |= STM_WB;
+        uintptr_t n = ((uintptr_t)h->size + 15) & ~(uintptr_t)15;
+        a += n ? n : 16;
+    }
+}
+
+/* Copies one run of the commit into segment 0, under the commit lock or (an owned
+ * object, I3) after it with `publishing` set. No other segment is touched: they import
+ * the entry, or undo it at a fault (I2). */
+static inline void publish_run(struct stm_seg *s, uintptr_t off, size_t len)
+{
+    copy_bytes(seg_addr(0, off), seg_addr(s->idx, off), len);
+}
+
+void _stm_commit(void)
+{
+    struct stm_seg *s = stm_me;
+    SYNC_COMPILER_BARRIER();
+    int timed = (++s->commit_counter & (SYNC_COMMIT_SAMPLE - 1)) == 0;
+    uint64_t t0 = timed ? sync_now_ns() : 0;
+
+    if (!stm_self.dirty) {
+        /* Read-only: it read one consistent snapshot (I1), so it serialises at
+         * s->rev without validation. */
+        if (s->inevitable) {
+            /* release: pairs with the acquire in wait_inevitable_gone */
+            atomic_store_explicit(&G.inevitable, 0, memory_order_release);
+            s->inevitable = 0;
+        }
+        goto done;
+    }
+
+    chaos_point(s);
+    /* acquire: pairs with the release store that linked the entry */
+    if (atomic_load_explicit(&s->last->next, memory_order_acquire)) {
+        TA_PHASE(TA_VALIDATE);
+        stm_import_log(s, 1, 0); /* most of the validation, outside the lock */
+    }
+    TA_PHASE(TA_PUBLISH);
+    if (s->bump != s->range_start)
+        push_range(s, s->range_start, s->bump);
+    /* Every committed copy carries STM_WB: set it in our copy first (an abort restores
+     * written objects from their backups, which have it too; new ones vanish). */
+    for (size_t i = 0; i < s->nws; i++)
+        ((struct sync_hdr *)seg_addr(s->idx, s->ws[i].off))->flags |= STM_WB;
+    for (size_t i = 0; i < s->nranges; i++)
+        flag_new_range(s, s->ranges[i].a, s->ranges[i].b);
+    for (size_t i = 0; i < s->nrecycled; i++)
+        ((struct sync_hdr *)seg_addr(s->idx, s->recycled[i].off))->flags |= STM_WB;
+    /* A log entry only matters to other active threads; build it before taking the
+     * lock, so the lock covers only validation of the last entries, the copies into
+     * segment 0 and the link (relaxed: re-checked under the lock). */
+    if (atomic_load_explicit(&G.nactive, memory_order_relaxed) > 1)
+        s->building = stm_entry_build(s);
+
+    for (;;) {
+        stm_commit_lock();
+        int ie = atomic_load_explicit(&G.inevitable, memory_order_relaxed);
+        if (ie == 0 || ie == s->idx)
+            break;
+        stm_commit_unlock();
+        wait_inevitable_gone(s);
+    }
+    /* the rest, under the lock: nothing can slip in now (acquire: pairs with the
+     * release that linked the entry) */
+    if (atomic_load_explicit(&s->last->next, memory_order_acquire)) {
+        TA_PHASE(TA_VALIDATE);
+        stm_import_log(s, 1, 1);
+        TA_PHASE(TA_PUBLISH);
+    }
+    chaos_point(s);
+
+    /* A thread alone writes segment 0 and nothing else: a thread entering later starts
+     * from segment 0 (nactive changes only under the lock). */
+    int others = atomic_load_explicit(&G.nactive, memory_order_relaxed) > 1;
+    struct log_entry *e = s->building;
+    s->building = NULL;
+    if (others && !e)
+        e = stm_entry_build(s);          /* a thread entered since we looked */
+    else if (!others && e) {
+        stm_entry_keep(s, e);
+        e = NULL;
+    }
+    uint64_t rev = atomic_load_explicit(&G.rev, memory_order_relaxed);
+    /* Written objects that we own (I3) are copied into segment 0 after the lock: no
+     * other committer writes them before we let go, importers read the entry, and
+     * fills and eager enters wait for our `publishing` flag (wait_publishers). New and
+     * recycled objects have no owner (another thread could write them as soon as it
+     * imported our entry), and a thread alone owns nothing: those are copied here. */
+    int late = e && s->nws && s->nowned == s->nws;
+    if (!late)
+        for (size_t i = 0; i < s->nws; i++)
+            publish_run(s, s->ws[i].off, s->ws[i].size);
+    for (size_t i = 0; i < s->nranges; i++)
+        publish_run(s, s->ranges[i].a, s->ranges[i].b - s->ranges[i].a);
+    for (size_t i = 0; i < s->nrecycled; i++)
+        publish_run(s, s->recycled[i].off, s->recycled[i].size);
+    chaos_point(s);
+    if (e) {
+        e->rev = ++rev;
+        /* release: publishes the entry's contents and segment 0's new bytes; pairs
+         * with the acquire load of `next` in import_log. */
+        atomic_store_explicit(&G.log_tail->next, e, memory_order_release);
+        G.log_tail = e;
+        /* release: pairs with the acquire loads of G.rev in begin and commit */
+        atomic_store_explicit(&G.rev, rev, memory_order_release);
+        s->last = e;
+        /* release: pairs with the acquire load in min_active_rev */
+        atomic_store_explicit(&s->rev, rev, memory_order_release);
+        e->own_next = NULL;
+        if (s->own_tail)
+            s->own_tail->own_next = e;
+        else
+            s->own_head = e;
+        s->own_tail = e;
+    }
+    if (s->inevitable) {
+        /* release: pairs with the acquire in wait_inevitable_gone */
+        atomic_store_explicit(&G.inevitable, 0, memory_order_release);
+        s->inevitable = 0;
+    }
+    /* Recycled objects get the new revision in their word while nobody else can
+     * reach them yet (release: pairs with the acquire load in the write slow path). */
+    for (size_t i = 0; i < s->nrecycled; i++)
+        atomic_store_explicit(wlock_slot(s->recycled[i].off), rev << 16, memory_order_release);
+    if (late)
+        /* relaxed: under the lock; a waiter reads it under the lock too */
+        atomic_store_explicit(&s->publishing, 1, memory_order_relaxed);
+    stm_commit_unlock();
+    if (late) {
+        if (stm_test_after_link)
+            stm_test_after_link();
+        chaos_point(s);
+        for (size_t i = 0; i < s->nws; i++)
+            publish_run(s, s->ws[i].off, s->ws[i].size);
+        /* release: pairs with the acquire in wait_publishers */
+        atomic_store_explicit(&s->publishing, 0, memory_order_release);
+    }
+
+    /* Give up ownership (I3) with the new revision; release: pairs with the next
+     * owner's acquire CAS. */
+    if (s->nowned)
+        for (size_t i = 0; i < s->nws; i++)
+            if (s->ws[i].saved != NOT_OWNED)
+                atomic_store_explicit(wlock_slot(s->ws[i].off), rev << 16, memory_order_release);
+    for (size_t i = 0; i < s->nfrees; i++)
+        push_limbo(s, s->frees[i].off, s->frees[i].size, rev);
+    tx_reset(s);
+    if (e && ++s->commits_since_gc >= LOG_GC_EVERY) {
+        s->commits_since_gc = 0;
+        stm_gc_own_entries(s);
+    }
+
+done:
+    stm_self.aborts_in_row = 0;
+    s->stats.commits++;
+    stm_self.depth = 0;
+    TA_TX_END();
+    if (timed)
+        lat_add(&s->stats.commit_hist, sync_now_ns() - t0);
+    SYNC_COMPILER_BARRIER();
+}

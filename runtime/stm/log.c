@@ -1,0 +1,167 @@
+/*
+ * runtime/stm/log.c - the commit log of the page-based STM: importing (and validating)
+ * committed entries, building a commit's entry, and freeing entries every thread has
+ * passed. The invariants I1..I7 and the other files are listed in stm_internal.h.
+ *
+ * Maintains I4 (a thread at revision r has imported exactly the entries <= r; an entry
+ * is freed only once every active thread's rev is past it), I5 (an imported entry that
+ * wrote an object we read aborts us) and publishes the minimum revision for I7.
+ *
+ * Memory order: `next` is loaded with acquire (pairs with the committer's release
+ * link); a segment's `rev` is stored with release after its import (pairs with the
+ * acquire in min_active_rev); G.min_rev is raised by a release CAS (pairs with the
+ * acquire in reclaim_limbo, alloc.c).
+ */
+
+#include "runtime/stm/sync_stm.h"
+#include "runtime/sync.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "runtime/stm/stm_internal.h"
+
+/* ------------------------------------------------------------ log and import */
+
+/*
+ * Imports every committed entry after s->rev into segment s (I4), validating each
+ * against the read markers first when `validate` (I5). On a conflict aborts (the
+ * caller must not hold commit_lock then: unlock_on_abort says whether it does).
+ */
+void stm_import_log(struct stm_seg *s, int validate, int unlock_on_abort)
+{
+    struct log_entry *e = s->last;
+    struct log_entry *n;
+    const uint16_t *rm = (const uint16_t *)seg_addr(s->idx, 0);
+    uint16_t rv = stm_self.rv;
+    /* acquire: pairs with the release store that linked the entry in commit */
+    while ((n = atomic_load_explicit(&e->next, memory_order_acquire)) != NULL) {
+        chaos_point(s);
+        const struct log_run *r = n->runs;
+        if (validate) {
+            for (uint32_t i = 0; i < n->nruns; i++)
+                if (r[i].validate && rm[r[i].off >> 4] == rv) {
+                    if (unlock_on_abort)
+                        stm_commit_unlock();
+                    stm_abort(SYNC_ABORT_READ_WRITE, n->seg, r[i].off);
+                }
+        }
+        /* Copy only into granules this segment has (G_OWN): the others are brought up
+         * to date, from segment 0 and the log, if and when the thread touches them. */
+        const char *data = (const char *)(r + n->nruns);
+        for (uint32_t i = 0; i < n->nruns; i++) {
+            s->stats.import_bytes += copy_into_granules(s, r[i].off, r[i].len, data, G_OWN);
+            data += r[i].len;
+        }
+        s->stats.import_entries++;
+        e = n;
+        s->last = e;
+        /* release: after this store GC may free entries before e; we no longer
+         * touch them. Pairs with the acquire load in min_active_rev. */
+        atomic_store_explicit(&s->rev, e->rev, memory_order_release);
+    }
+}
+
+/*
+ * Log entries belong to the thread that built them: it keeps its published entries in
+ * its own FIFO (linked by `own_next`, in revision order) and frees the old ones itself
+ * (gc_own_entries), so the entries it reuses are in its own cache and the commit lock
+ * never walks the log. Small entries go to the thread's free list for reuse.
+ */
+#define ENTRY_SMALL 1024 /* most commits of the workloads fit (rbtree: ~400 bytes) */
+
+void stm_entry_keep(struct stm_seg *s, struct log_entry *e)
+{
+    if (e->cap == ENTRY_SMALL) {
+        e->own_next = s->free_entries;
+        s->free_entries = e;
+    } else {
+        free(e);
+    }
+}
+
+/* Minimum revision over active threads (I4, I7). Reads other segments without the
+ * lock: a thread entering meanwhile starts at the newest revision and never reads
+ * older entries; one leaving only makes the minimum smaller (safe). */
+static uint64_t min_active_rev(void)
+{
+    uint64_t min = atomic_load_explicit(&G.rev, memory_order_acquire);
+    for (int i = 1; i <= G.nseg; i++)
+        /* relaxed: see above */
+        if (atomic_load_explicit(&G.segs[i].active, memory_order_relaxed)) {
+            /* acquire: pairs with the release store of rev in import_log/commit:
+             * that thread no longer reads entries before it */
+            uint64_t r = atomic_load_explicit(&G.segs[i].rev, memory_order_acquire);
+            if (r < min)
+                min = r;
+        }
+    return min;
+}
+
+/* Frees this thread's entries that every active thread has passed (rev < min: the
+ * entry equal to the minimum is kept for its `next`), and publishes the minimum for
+ * memory reuse (I7). No lock: only we touch our FIFO; nobody reads those entries. */
+void stm_gc_own_entries(struct stm_seg *s)
+{
+    uint64_t min = min_active_rev();
+    while (s->own_head && s->own_head->rev < min) {
+        struct log_entry *e = s->own_head;
+        s->own_head = e->own_next;
+        if (!s->own_head)
+            s->own_tail = NULL;
+        stm_entry_keep(s, e);
+    }
+    /* Only ever raise it (release: pairs with the acquire in reclaim_limbo). */
+    uint64_t cur = atomic_load_explicit(&G.min_rev, memory_order_relaxed);
+    while (cur < min && !atomic_compare_exchange_weak_explicit(&G.min_rev, &cur, min,
+                                                               memory_order_release,
+                                                               memory_order_relaxed))
+        ;
+}
+
+/* The running transaction's log entry: its runs (written objects, then new ranges,
+ * then recycled objects) and their bytes, copied from our segment. Needs no lock: we
+ * own every object it copies. */
+struct log_entry *stm_entry_build(struct stm_seg *s)
+{
+    size_t nruns = s->nws + s->nranges + s->nrecycled;
+    size_t bytes = 2 * s->backup_len; /* the written objects, new and old bytes */
+    for (size_t i = 0; i < s->nranges; i++)
+        bytes += s->ranges[i].b - s->ranges[i].a;
+    for (size_t i = 0; i < s->nrecycled; i++)
+        bytes += s->recycled[i].size;
+    size_t need = sizeof(struct log_entry) + nruns * sizeof(struct log_run) + bytes;
+    struct log_entry *e;
+    if (need <= ENTRY_SMALL && s->free_entries) {
+        e = s->free_entries;
+        s->free_entries = e->own_next;
+    } else {
+        size_t cap = need <= ENTRY_SMALL ? ENTRY_SMALL : need;
+        e = malloc(cap);
+        if (!e)
+            out_of_resources("out of memory for a commit log entry%s", "");
+        e->cap = cap;
+    }
+    atomic_init(&e->next, NULL);
+    e->seg = s->idx;
+    e->nruns = (uint32_t)nruns;
+    char *data = (char *)(e->runs + nruns);
+    size_t k = 0;
+#define ENTRY_RUN(OFF, LEN, VAL)                                                          \
+    do {                                                                                  \
+        e->runs[k++] = (struct log_run){.off = (OFF), .len = (uint32_t)(LEN), .validate = (VAL)}; \
+        copy_bytes(data, seg_addr(s->idx, (OFF)), (LEN));                                 \
+        data += (LEN);                                                                    \
+    } while (0)
+    for (size_t i = 0; i < s->nws; i++)
+        ENTRY_RUN(s->ws[i].off, s->ws[i].size, 1);
+    for (size_t i = 0; i < s->nranges; i++)
+        ENTRY_RUN(s->ranges[i].a, s->ranges[i].b - s->ranges[i].a, 0);
+    for (size_t i = 0; i < s->nrecycled; i++)
+        ENTRY_RUN(s->recycled[i].off, s->recycled[i].size, 0);
+#undef ENTRY_RUN
+    /* The written objects' old bytes, after every new byte: importers never touch them. */
+    e->new_bytes = (size_t)(data - (char *)(e->runs + nruns));
+    copy_bytes(data, s->backup, s->backup_len);
+    return e;
+}
