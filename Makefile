@@ -2,8 +2,9 @@
 #
 # Options (make VAR=value):
 #   CC=clang|gcc        compiler (default clang; gcc builds it too)
-#   MODE=release|debug  release: -O2 (default); debug: -O0 (DWARF 4 debug info in both:
-#                       valgrind 3.19 cannot read the DWARF 5 that clang 14 emits)
+#   MODE=release|debug  release: -O2 (default); debug: -O0 and the STM's invariant
+#                       asserts (DWARF 4 debug info in both: valgrind 3.19 cannot
+#                       read the DWARF 5 that clang 14 emits)
 #   SAN=address|undefined|thread   build with that sanitizer (tests only make sense
 #                       with address/undefined; the STM's %gs tricks confuse thread)
 #   BUILD=dir           output folder (default: one per configuration, below)
@@ -76,7 +77,8 @@ Q := $(if $(V),,@)
 ifeq ($(MODE),release)
 OPTFLAGS := -O2 -gdwarf-4 -grecord-gcc-switches
 else ifeq ($(MODE),debug)
-OPTFLAGS := -O0 -g3 -gdwarf-4 -grecord-gcc-switches
+# STMBENCH_DEBUG: the STM's invariant asserts (STM_ASSERT, runtime/stm/stm_internal.h)
+OPTFLAGS := -O0 -g3 -gdwarf-4 -grecord-gcc-switches -DSTMBENCH_DEBUG
 else
 $(error MODE must be release or debug, not '$(MODE)')
 endif
@@ -255,6 +257,20 @@ $(LIB): $(WL_OBJS) $(COMMON_OBJS)
 # symbols, which would not pull archive members in by themselves.
 WHOLE_LIB = -Wl,--whole-archive $(LIB) -Wl,--no-whole-archive
 
+# The STM's test hooks (runtime/stm/stm_internal.h) exist only with -DSTM_TEST_HOOKS:
+# the tests link TEST_LIB, the library with the STM's files compiled so (BUILD/obj/stmtest/).
+STM_OBJS := $(filter $(BUILD)/obj/common/runtime/stm/%,$(COMMON_OBJS))
+STM_TEST_OBJS := $(patsubst $(BUILD)/obj/common/%,$(BUILD)/obj/stmtest/%,$(STM_OBJS))
+TEST_LIB := $(BUILD)/libstmbench-test.a
+TEST_WHOLE_LIB = -Wl,--whole-archive $(TEST_LIB) -Wl,--no-whole-archive
+$(BUILD)/obj/stmtest/%.o: %.c $(FLAGS)
+	@mkdir -p $(dir $@)
+	$(if $(V),,@echo "  CC[test hooks] $<")
+	$(Q)$(CC) $(CPPFLAGS) -DSTM_TEST_HOOKS $(CFLAGS) -c $< -o $@
+$(TEST_LIB): $(WL_OBJS) $(filter-out $(STM_OBJS),$(COMMON_OBJS)) $(STM_TEST_OBJS)
+	@mkdir -p $(dir $@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
 $(BUILD)/stmbench: $(BUILD)/obj/common/harness/main.o $(LIB) $(FLAGS)
 	$(if $(V),,@echo "  LD $@")
 	$(Q)$(CC) $(LDFLAGS) $< $(WHOLE_LIB) $(LDLIBS) -o $@
@@ -266,16 +282,16 @@ endif
 
 # Tests: each tests/test_<x>.c is one cmocka program. A test file that needs a
 # runtime's barriers defines SYNC_RT <rt> itself before including runtime/sync.h.
-$(BUILD)/tests/%: tests/%.c $(LIB) $(FLAGS)
+$(BUILD)/tests/%: tests/%.c $(TEST_LIB) $(FLAGS)
 	@mkdir -p $(dir $@)
 	$(if $(V),,@echo "  TEST-CC $<")
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $< $(WHOLE_LIB) $(LDFLAGS) $(LDLIBS) -lcmocka -o $@
+	$(Q)$(CC) $(CPPFLAGS) -DSTM_TEST_HOOKS $(CFLAGS) $< $(TEST_WHOLE_LIB) $(LDFLAGS) $(LDLIBS) -lcmocka -o $@
 
 # tests/test_itm.c has transactions of its own: compiled by ITM_CC with -fgnu-tm.
-$(BUILD)/tests/test_itm: tests/test_itm.c $(LIB) $(FLAGS)
+$(BUILD)/tests/test_itm: tests/test_itm.c $(TEST_LIB) $(FLAGS)
 	@mkdir -p $(dir $@)
 	$(if $(V),,@echo "  TEST-CC[itm] $<")
-	$(Q)$(ITM_CC) $(CPPFLAGS) $(CFLAGS) -fgnu-tm -Wno-clobbered $< $(WHOLE_LIB) $(LDFLAGS) $(LDLIBS) -lcmocka -o $@
+	$(Q)$(ITM_CC) $(CPPFLAGS) $(CFLAGS) -fgnu-tm -Wno-clobbered $< $(TEST_WHOLE_LIB) $(LDFLAGS) $(LDLIBS) -lcmocka -o $@
 
 # make micro: harness/micro/shim.c compiled once per runtime that has a shim (build
 # cc or gnutm: a variant runtime has no atomic blocks of its own), by that runtime's
@@ -294,8 +310,15 @@ $(BUILD)/micro/micro: $(BUILD)/obj/micro/micro.o $(MICRO_SHIMS) $(LIB) $(FLAGS)
 deps:
 	@scripts/deps.sh
 
+# make test also runs the STM's protocol tests from a MODE=debug build, asserts on:
+# DEBUG_BUILD, the debug configuration's own folder (or BUILD itself in MODE=debug).
+DEBUG_BUILD := $(if $(filter debug,$(MODE)),$(BUILD),$(if $(BUILD_IS_DEFAULT),build/$(patsubst release%,debug%,$(CONFIG)),$(BUILD)/debug))
+DEBUG_TESTS := $(DEBUG_BUILD)/tests/test_stm $(DEBUG_BUILD)/tests/test_stm_stress
 test: all
-	@scripts/run-tests.sh $(BUILD)
+ifneq ($(DEBUG_BUILD),$(BUILD))
+	@$(MAKE) --no-print-directory MODE=debug BUILD=$(DEBUG_BUILD) $(DEBUG_TESTS)
+endif
+	@STM_DEBUG_BUILD=$(DEBUG_BUILD) scripts/run-tests.sh $(BUILD)
 
 bench: all
 	@BUILD=$(BUILD) scripts/bench.sh

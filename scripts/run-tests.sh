@@ -6,6 +6,8 @@
 # The STM protocol tests also run once under valgrind's memcheck, where wrgsbase is
 # unavailable (the runtime falls back to arch_prctl), pages are eager, and memory errors
 # fail the run; and once natively with STM_PAGES=eager (every granule a segment's own).
+# With STM_DEBUG_BUILD=dir (make test sets it) the STM's protocol and stress tests also
+# run from that MODE=debug build, where the STM asserts its invariants (STM_ASSERT).
 set -u
 build=${1:-build/release}
 passed=0 failed=0 bad_progs=()
@@ -17,6 +19,10 @@ for t in tests/test_*.sh; do
     [ -x "$t" ] && runs+=("script:$t")
 done
 runs+=("eager:$build/tests/test_stm" "valgrind:$build/tests/test_stm")
+dbg=${STM_DEBUG_BUILD:-}
+if [ -n "$dbg" ] && [ "$dbg" != "$build" ]; then
+    runs+=("debug:$dbg/tests/test_stm" "debug:$dbg/tests/test_stm_stress")
+fi
 for t in "${runs[@]}"; do
     log=$(mktemp)
     case "$t" in
@@ -31,6 +37,12 @@ for t in "${runs[@]}"; do
         name="$(basename "$t") under valgrind memcheck"
         echo "=== $name"
         timeout 600 valgrind -q --error-exitcode=99 "$t" >"$log" 2>&1
+        ;;
+    debug:*)
+        t=${t#debug:}
+        name="$(basename "$t") from MODE=debug (invariant asserts on)"
+        echo "=== $name"
+        timeout 600 "$t" >"$log" 2>&1
         ;;
     script:*)
         t=${t#script:}

@@ -33,10 +33,14 @@ static void reclaim_limbo(struct stm_seg *s)
     /* A thread alone can reuse everything it freed: its own snapshot has the frees
      * committed, and a thread entering now starts from segment 0, which has them too
      * (relaxed: nactive only grows under the lock, by entering threads). */
+    STM_ASSERT(min <= atomic_load_explicit(&s->rev, memory_order_relaxed),
+               "I7: G.min_rev never passes an active thread's rev");
     if (atomic_load_explicit(&G.nactive, memory_order_relaxed) == 1)
         min = UINT64_MAX;
     while (s->limbo_head < s->nlimbo && s->limbo[s->limbo_head].rev <= min) {
         struct limbo_entry *l = &s->limbo[s->limbo_head++];
+        STM_ASSERT(l->rev <= atomic_load_explicit(&s->rev, memory_order_relaxed),
+                   "I7: reused only after the freeing commit, from our snapshot on");
         freelist_push(&s->ready[l->cls], l->off);
     }
     if (s->limbo_head == s->nlimbo)
@@ -68,6 +72,8 @@ static void new_chunk(struct stm_seg *s, size_t need)
         fflush(stderr);
         _exit(3);
     }
+    STM_ASSERT((off - G.rm_size) % CHUNK == 0 && sz % CHUNK == 0,
+               "I2: a chunk is whole granules, one allocating thread each");
     ensure_accessible(off, sz, 1);
     push_chunk(&s->tx_chunks, &s->ntx_chunks, &s->tx_chunks_cap, off, sz);
     s->chunk_start = s->bump = s->range_start = off;
@@ -90,6 +96,8 @@ void __seg_gs *_stm_alloc(size_t size)
         reclaim_limbo(s);
     if (cls >= 0 && s->ready[cls].n) {
         off = freelist_pop(&s->ready[cls]);
+        STM_ASSERT((atomic_load_explicit(wlock_slot(off), memory_order_relaxed) & 0xffff) == 0,
+                   "I3, I7: a reused object has no owner");
         ensure_accessible(off, n, 0);
         push_recycled(s, off, (uint32_t)n, cls);
     } else {
@@ -98,6 +106,8 @@ void __seg_gs *_stm_alloc(size_t size)
         off = s->bump;
         s->bump += n;
     }
+    STM_ASSERT(off >= G.rm_size && off + n <= G.rm_size + G.heap_size && s->bump <= s->bump_end,
+               "an allocation lies in the heap");
     char *p = seg_addr(s->idx, off);
     memset(p, 0, n);
     struct sync_hdr *h = (struct sync_hdr *)p;

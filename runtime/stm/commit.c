@@ -33,7 +33,9 @@
 #define INEVITABLE_AFTER 8            /* consecutive aborts before going inevitable */
 #define LOG_GC_EVERY 32               /* commits between log garbage collections */
 
-void (*stm_test_after_link)(void);
+#ifdef STM_TEST_HOOKS
+void (*stm_test_after_link)(void); /* tests only: stm_internal.h */
+#endif
 
 /* ------------------------------------------------------------------ helpers */
 
@@ -45,6 +47,7 @@ void (*stm_test_after_link)(void);
  */
 void stm_commit_lock(void)
 {
+    STM_ASSERT(!(stm_me && stm_me->holds_lock), "commit lock: never taken twice by a thread");
     for (int spins = 0;; spins++) {
         int z = 0;
         /* acquire: pairs with the release in commit_unlock; everything the previous
@@ -71,6 +74,9 @@ void stm_commit_lock(void)
 
 void stm_commit_unlock(void)
 {
+    STM_ASSERT(!stm_me || stm_me->holds_lock, "commit lock: released by its holder");
+    STM_ASSERT(atomic_load_explicit(&G.lock, memory_order_relaxed) == 1,
+               "commit lock: held when released");
     if (stm_me)
         stm_me->holds_lock = 0;
     /* release: pairs with the acquire CAS in commit_lock */
@@ -85,6 +91,9 @@ void stm_commit_unlock(void)
  */
 void stm_wait_publishers(void)
 {
+    STM_ASSERT(atomic_load_explicit(&G.lock, memory_order_relaxed) == 1 &&
+                   (!stm_me || stm_me->holds_lock),
+               "I2: the publishers are waited out under the commit lock");
     for (int i = 1; i <= G.nseg; i++)
         /* acquire: pairs with the release store that ended the copies; their bytes in
          * segment 0 are visible after it */
@@ -138,6 +147,10 @@ static void release_ownership_restore(struct stm_seg *s)
         memcpy(seg_addr(s->idx, w->off), s->backup + w->backup_at, w->size);
         /* release: pairs with the acquire CAS/load of the next owner; the restored
          * bytes are in our own segment only, so the order matters for I3 alone. */
+        STM_ASSERT(w->saved == NOT_OWNED ||
+                       (atomic_load_explicit(wlock_slot(w->off), memory_order_relaxed) &
+                        0xffff) == (uint64_t)s->idx,
+                   "I3: an aborting writer owns every object it gives back");
         if (w->saved != NOT_OWNED)
             atomic_store_explicit(wlock_slot(w->off), w->saved, memory_order_release);
     }
@@ -150,6 +163,11 @@ void __attribute__((noreturn)) stm_abort(enum sync_abort_kind kind, int other,
     struct stm_seg *s = stm_me;
     if (s->inevitable)
         stm_fatal("an inevitable transaction tried to abort (%s)", sync_abort_kind_name(kind));
+    STM_ASSERT(stm_self.depth >= 1, "abort: inside a transaction");
+    STM_ASSERT(!s->holds_lock, "abort: never with the commit lock held");
+    STM_ASSERT(!atomic_load_explicit(&s->publishing, memory_order_relaxed),
+               "I2: abort: not while publishing (the commit is past its link)");
+    STM_ASSERT(s->nowned <= s->nws, "I3: owned objects are among the written ones");
     SYNC_COMPILER_BARRIER();
     if (s->building) {
         stm_entry_keep(s, s->building);
@@ -224,6 +242,7 @@ static inline void check_abort_request(struct stm_seg *s)
         stm_abort(SYNC_ABORT_INEVITABLE, atomic_load_explicit(&G.inevitable, memory_order_relaxed), 0);
     }
 }
+
 /* ------------------------------------------------------------ barriers */
 
 void _stm_write_slowpath(void __seg_gs *obj)
@@ -232,6 +251,8 @@ void _stm_write_slowpath(void __seg_gs *obj)
     uintptr_t off = (uintptr_t)obj;
     if (SYNC_UNLIKELY(stm_self.depth == 0))
         stm_fatal("%s outside an atomic block", "SYNC_WRITE");
+    STM_ASSERT(!s->holds_lock, "no write barrier under the commit lock");
+    STM_ASSERT(off >= G.rm_size && off < G.rm_size + G.heap_size, "a written object is in the heap");
     check_abort_request(s);
     chaos_point(s);
     if (G.chaos && !s->inevitable && (chaos_rand(s) & 255) == 0)
@@ -273,10 +294,14 @@ void _stm_write_slowpath(void __seg_gs *obj)
     }
     TA_TIMED_END();
 
+    STM_ASSERT(w == NOT_OWNED ||
+                   (atomic_load_explicit(slot, memory_order_relaxed) & 0xffff) == mine,
+               "I3: the writer owns the object after its CAS");
     uint32_t size = ((const struct sync_hdr __seg_gs *)obj)->size;
     ensure_accessible(off, size, 0);
     push_backup(s, off, size, w); /* w = the word before we owned it */
     s->nowned += w != NOT_OWNED;
+    STM_ASSERT(s->nowned <= s->nws, "I3: owned objects are among the written ones");
     stm_read_barrier(obj);        /* a write implies a read (I5) */
     ((struct sync_hdr __seg_gs *)obj)->flags &= ~STM_WB;
     stm_self.dirty = 1;
@@ -317,6 +342,11 @@ void _stm_become_inevitable(void)
         stm_commit_unlock();
     }
     stm_import_log(s, 1, 1);
+    STM_ASSERT(s->holds_lock, "I6: inevitability is taken under the commit lock");
+    STM_ASSERT(!atomic_load_explicit(&s->last->next, memory_order_relaxed) && s->last == G.log_tail,
+               "I5: an inevitable transaction has imported (validated) every entry");
+    STM_ASSERT(atomic_load_explicit(&G.inevitable, memory_order_relaxed) == 0,
+               "I6: at most one inevitable transaction");
     /* release: pairs with the acquire in wait_inevitable_gone / commit */
     atomic_store_explicit(&G.inevitable, s->idx, memory_order_release);
     s->inevitable = 1;
@@ -331,6 +361,14 @@ int _stm_begin(const char *site)
     struct stm_seg *s = stm_me;
     if (SYNC_UNLIKELY(!s))
         stm_fatal("%s: thread has not entered the stm runtime", site);
+    STM_ASSERT(stm_self.depth == 0, "begin: no transaction open");
+    STM_ASSERT(!s->holds_lock && !s->inevitable && !s->building, "begin: nothing left of the last one");
+    STM_ASSERT(s->nws == 0 && s->nowned == 0 && s->nranges == 0 && s->nrecycled == 0 &&
+                   s->nfrees == 0 && s->ntx_chunks == 0 && s->backup_len == 0,
+               "begin: the attempt's logs are empty");
+    STM_ASSERT(!atomic_load_explicit(&s->publishing, memory_order_relaxed),
+               "I2: publishing is 0 between transactions");
+    STM_ASSERT(atomic_load_explicit(&s->active, memory_order_relaxed), "begin: the segment is entered");
     TA_TX_BEGIN();
     stm_self.depth = 1;
     if (SYNC_UNLIKELY(++stm_self.rv == 0)) {
@@ -362,6 +400,8 @@ int _stm_begin(const char *site)
      * linked the entry). */
     if (atomic_load_explicit(&s->last->next, memory_order_acquire))
         stm_import_log(s, 0, 0); /* nothing read yet: refresh the snapshot */
+    STM_ASSERT(atomic_load_explicit(&s->rev, memory_order_relaxed) == s->last->rev,
+               "I4: a segment's rev is its last imported entry's");
     if (SYNC_UNLIKELY(stm_self.aborts_in_row >= INEVITABLE_AFTER))
         _stm_become_inevitable();
     TA_PHASE(TA_WORK);
@@ -393,6 +433,13 @@ void _stm_commit(void)
     SYNC_COMPILER_BARRIER();
     int timed = (++s->commit_counter & (SYNC_COMMIT_SAMPLE - 1)) == 0;
     uint64_t t0 = timed ? sync_now_ns() : 0;
+    STM_ASSERT(stm_self.depth == 1, "commit: the outermost block ends");
+    STM_ASSERT(!s->holds_lock, "commit: starts without the commit lock");
+    STM_ASSERT(!atomic_load_explicit(&s->publishing, memory_order_relaxed),
+               "I2: publishing is 0 when a commit starts");
+    STM_ASSERT(!s->inevitable ||
+                   atomic_load_explicit(&G.inevitable, memory_order_relaxed) == s->idx,
+               "I6: an inevitable transaction is G.inevitable");
 
     if (!stm_self.dirty) {
         /* Read-only: it read one consistent snapshot (I1), so it serialises at
@@ -443,6 +490,13 @@ void _stm_commit(void)
         stm_import_log(s, 1, 1);
         TA_PHASE(TA_PUBLISH);
     }
+    STM_ASSERT(s->holds_lock, "I4: a commit links under the commit lock");
+    STM_ASSERT(s->last == G.log_tail && !atomic_load_explicit(&s->last->next, memory_order_relaxed),
+               "I5: the committer has validated every entry");
+    STM_ASSERT(G.log_tail->rev == atomic_load_explicit(&G.rev, memory_order_relaxed),
+               "I4: the log tail's rev is G.rev");
+    STM_ASSERT(atomic_load_explicit(&s->rev, memory_order_relaxed) == G.log_tail->rev,
+               "I4: the committer is at the newest revision");
     chaos_point(s);
 
     /* A thread alone writes segment 0 and nothing else: a thread entering later starts
@@ -472,7 +526,11 @@ void _stm_commit(void)
         publish_run(s, s->recycled[i].off, s->recycled[i].size);
     chaos_point(s);
     if (e) {
+        STM_ASSERT(e->seg == s->idx, "I4: a commit links its own entry");
+        STM_ASSERT(!atomic_load_explicit(&G.log_tail->next, memory_order_relaxed),
+                   "I4: linked at the tail");
         e->rev = ++rev;
+        STM_ASSERT(e->rev == G.log_tail->rev + 1, "I4: a linked entry's rev is the previous + 1");
         /* release: publishes the entry's contents and segment 0's new bytes; pairs
          * with the acquire load of `next` in import_log. */
         atomic_store_explicit(&G.log_tail->next, e, memory_order_release);
@@ -496,15 +554,24 @@ void _stm_commit(void)
     }
     /* Recycled objects get the new revision in their word while nobody else can
      * reach them yet (release: pairs with the acquire load in the write slow path). */
-    for (size_t i = 0; i < s->nrecycled; i++)
+    for (size_t i = 0; i < s->nrecycled; i++) {
+        STM_ASSERT((atomic_load_explicit(wlock_slot(s->recycled[i].off), memory_order_relaxed) &
+                    0xffff) == 0,
+                   "I3, I7: a reused object has no owner");
         atomic_store_explicit(wlock_slot(s->recycled[i].off), rev << 16, memory_order_release);
+    }
+    STM_ASSERT(!late || s->nowned == s->nws, "I3: late copies only of owned objects");
+    STM_ASSERT(!atomic_load_explicit(&s->publishing, memory_order_relaxed),
+               "I2: publishing is 0 before the link's flag");
     if (late)
         /* relaxed: under the lock; a waiter reads it under the lock too */
         atomic_store_explicit(&s->publishing, 1, memory_order_relaxed);
     stm_commit_unlock();
     if (late) {
+#ifdef STM_TEST_HOOKS
         if (stm_test_after_link)
             stm_test_after_link();
+#endif
         chaos_point(s);
         for (size_t i = 0; i < s->nws; i++)
             publish_run(s, s->ws[i].off, s->ws[i].size);
@@ -516,8 +583,12 @@ void _stm_commit(void)
      * owner's acquire CAS. */
     if (s->nowned)
         for (size_t i = 0; i < s->nws; i++)
-            if (s->ws[i].saved != NOT_OWNED)
+            if (s->ws[i].saved != NOT_OWNED) {
+                STM_ASSERT((atomic_load_explicit(wlock_slot(s->ws[i].off), memory_order_relaxed) &
+                            0xffff) == (uint64_t)s->idx,
+                           "I3: the committer owns every object it releases");
                 atomic_store_explicit(wlock_slot(s->ws[i].off), rev << 16, memory_order_release);
+            }
     for (size_t i = 0; i < s->nfrees; i++)
         push_limbo(s, s->frees[i].off, s->frees[i].size, rev);
     tx_reset(s);
@@ -527,6 +598,11 @@ void _stm_commit(void)
     }
 
 done:
+    STM_ASSERT(!s->inevitable &&
+                   atomic_load_explicit(&G.inevitable, memory_order_relaxed) != s->idx,
+               "I6: a commit ends inevitability");
+    STM_ASSERT(!s->holds_lock && !atomic_load_explicit(&s->publishing, memory_order_relaxed),
+               "a commit ends without the lock and with its copies done");
     stm_self.aborts_in_row = 0;
     s->stats.commits++;
     stm_self.depth = 0;

@@ -13,6 +13,8 @@
 
 #include "runtime/stm/stm_internal.h"
 
+#ifdef STM_TEST_HOOKS
+
 /* ------------------------------------------------------------ introspection */
 
 int stm_debug_eager_pages(void)
@@ -50,3 +52,5 @@ int stm_debug_owner(const void __seg_gs *obj)
     uint64_t w = atomic_load_explicit(wlock_slot((uintptr_t)obj), memory_order_acquire);
     return (int)(w & 0xffff) - 1;
 }
+
+#endif /* STM_TEST_HOOKS */

@@ -34,8 +34,14 @@ void stm_import_log(struct stm_seg *s, int validate, int unlock_on_abort)
     struct log_entry *n;
     const uint16_t *rm = (const uint16_t *)seg_addr(s->idx, 0);
     uint16_t rv = stm_self.rv;
+    STM_ASSERT(s == stm_me, "I2: only the owning thread imports into its segment");
+    STM_ASSERT(s->holds_lock == unlock_on_abort, "import: unlock_on_abort says whether we hold the lock");
+    STM_ASSERT(atomic_load_explicit(&s->rev, memory_order_relaxed) == e->rev,
+               "I4: a segment's rev is its last imported entry's");
     /* acquire: pairs with the release store that linked the entry in commit */
     while ((n = atomic_load_explicit(&e->next, memory_order_acquire)) != NULL) {
+        STM_ASSERT(n->rev == e->rev + 1, "I4: the log's revs increase by one, in order");
+        STM_ASSERT(n->seg != s->idx, "I4: a thread never imports its own entry");
         chaos_point(s);
         const struct log_run *r = n->runs;
         if (validate) {
@@ -60,6 +66,8 @@ void stm_import_log(struct stm_seg *s, int validate, int unlock_on_abort)
          * touch them. Pairs with the acquire load in min_active_rev. */
         atomic_store_explicit(&s->rev, e->rev, memory_order_release);
     }
+    STM_ASSERT(atomic_load_explicit(&s->rev, memory_order_relaxed) == s->last->rev,
+               "I4: after an import, rev is the last imported entry's");
 }
 
 /*
@@ -72,6 +80,7 @@ void stm_import_log(struct stm_seg *s, int validate, int unlock_on_abort)
 
 void stm_entry_keep(struct stm_seg *s, struct log_entry *e)
 {
+    STM_ASSERT(e != G.log_first && e != G.log_tail, "I4: the sentinel and the tail are never freed");
     if (e->cap == ENTRY_SMALL) {
         e->own_next = s->free_entries;
         s->free_entries = e;
@@ -104,8 +113,13 @@ static uint64_t min_active_rev(void)
 void stm_gc_own_entries(struct stm_seg *s)
 {
     uint64_t min = min_active_rev();
+    STM_ASSERT(min <= atomic_load_explicit(&s->rev, memory_order_relaxed),
+               "I4, I7: the minimum is at most every active rev (ours included)");
     while (s->own_head && s->own_head->rev < min) {
         struct log_entry *e = s->own_head;
+        STM_ASSERT(e->seg == s->idx, "I4: a thread frees only its own entries");
+        STM_ASSERT(atomic_load_explicit(&e->next, memory_order_relaxed) != NULL,
+                   "I4: an entry every thread has passed has a successor");
         s->own_head = e->own_next;
         if (!s->own_head)
             s->own_tail = NULL;
@@ -162,6 +176,8 @@ struct log_entry *stm_entry_build(struct stm_seg *s)
 #undef ENTRY_RUN
     /* The written objects' old bytes, after every new byte: importers never touch them. */
     e->new_bytes = (size_t)(data - (char *)(e->runs + nruns));
+    STM_ASSERT(k == nruns && e->new_bytes + s->backup_len == bytes && need <= e->cap,
+               "a log entry holds every run and its bytes");
     copy_bytes(data, s->backup, s->backup_len);
     return e;
 }

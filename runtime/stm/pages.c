@@ -58,6 +58,8 @@ static void undo_from(struct stm_seg *s, const struct log_entry *e)
         undo_from(s, e);
     while (n-- > 0) {
         const struct log_entry *x = blk[n];
+        STM_ASSERT(x->rev > atomic_load_explicit(&s->rev, memory_order_relaxed),
+                   "I1: a fill undoes only entries newer than the snapshot");
         const struct log_run *r = x->runs;
         const char *old = (const char *)(r + x->nruns) + x->new_bytes;
         for (uint32_t i = 0; i < x->nruns; i++) {
@@ -75,6 +77,7 @@ static void undo_from(struct stm_seg *s, const struct log_entry *e)
  * s->last stay allocated (I4). One pass over the log for all the granules filled. */
 static void undo_newer(struct stm_seg *s)
 {
+    STM_ASSERT(s->holds_lock, "I2: a fill undoes under the commit lock");
     /* acquire: pairs with the release store that linked the entry */
     undo_from(s, atomic_load_explicit(&s->last->next, memory_order_acquire));
 }
@@ -98,6 +101,8 @@ void stm_materialize(struct stm_seg *s, size_t g0, size_t g1, int fresh)
 {
     if (s->holds_lock)
         stm_fatal("%s: a heap page was touched under the commit lock", "stm");
+    STM_ASSERT(s == stm_me, "I2: only the owning thread fills its granules");
+    STM_ASSERT(g0 < g1 && g1 <= G.ngranules, "a fill covers granules of the heap");
     if ((!fresh && s->nfills >= FAULTS_BEFORE_ALL) || s->nprotect >= G.map_budget) {
         uintptr_t end = atomic_load_explicit(&G.heap_cursor, memory_order_relaxed);
         size_t gend = granule_of(end + GRANULE - 1);
@@ -128,6 +133,7 @@ void stm_materialize(struct stm_seg *s, size_t g0, size_t g1, int fresh)
         stm_commit_lock();
         TA_TIMED_BEGIN(TA_UNSHARE);
         stm_wait_publishers();
+        STM_ASSERT(stm_publishers_idle(), "I2: a fill copies segment 0 at G.rev, no copies under way");
         for (size_t g = first; g < last; g++)
             if (s->gstate[g] == G_NONE) {
                 memcpy(seg_addr(s->idx, granule_off(g)), seg_addr(0, granule_off(g)), GRANULE);

@@ -65,6 +65,15 @@ void stm_out_of_resources(const char *fmt, const char *arg)
     fflush(stderr);
     _exit(3);
 }
+#ifdef STMBENCH_DEBUG
+/* A failed STM_ASSERT (stm_internal.h): a bug; abort for a core dump. */
+void stm_assert_failed(const char *what, const char *cond, const char *file, int line)
+{
+    fprintf(stderr, "stm: assertion failed: %s (%s) at %s:%d\n", what, cond, file, line);
+    abort();
+}
+#endif
+
 /* A broken rule of the protocol or of the interface: a bug; abort for a core dump. */
 void stm_fatal(const char *fmt, const char *arg)
 {
@@ -341,6 +350,10 @@ static int stm_enter(int tid, char *err, size_t errlen)
     s->last = G.log_tail;
     atomic_store_explicit(&s->rev, atomic_load_explicit(&G.rev, memory_order_relaxed),
                           memory_order_relaxed);
+    STM_ASSERT(s->last->rev == atomic_load_explicit(&s->rev, memory_order_relaxed),
+               "I4: an entering thread starts at the log tail");
+    STM_ASSERT(!atomic_load_explicit(&s->publishing, memory_order_relaxed),
+               "I2: an entering segment publishes nothing");
     atomic_store_explicit(&s->active, 1, memory_order_relaxed); /* under the lock */
     /* relaxed: changed under the lock; readers outside it only take hints */
     atomic_fetch_add_explicit(&G.nactive, 1, memory_order_relaxed);
@@ -377,7 +390,12 @@ static void stm_exit(struct sync_stats *out)
         return;
     if (stm_self.depth != 0)
         _stm_left_open("thread exit");
+    STM_ASSERT(!s->inevitable && atomic_load_explicit(&G.inevitable, memory_order_relaxed) != s->idx,
+               "I6: a thread leaves without inevitability");
+    STM_ASSERT(!s->holds_lock && !s->building, "exit: no commit under way");
     stm_commit_lock();
+    STM_ASSERT(atomic_load_explicit(&G.nactive, memory_order_relaxed) >= 1,
+               "nactive counts this thread");
     atomic_store_explicit(&s->active, 0, memory_order_relaxed); /* under the lock */
     atomic_fetch_sub_explicit(&G.nactive, 1, memory_order_relaxed);
     stm_commit_unlock();

@@ -83,6 +83,25 @@
 #define GRANULE_PAGES (GRANULE / PAGE)
 enum { G_NONE = 0, G_OWN = 1, G_FILL = 2 /* being filled, under commit_lock */ };
 
+/*
+ * STM_ASSERT(cond, what): a check of the protocol's invariants (I1..I7 above) where
+ * they must hold, compiled in only by MODE=debug (the Makefile defines STMBENCH_DEBUG
+ * there). A failure prints what broke, the condition and file:line, then aborts. No
+ * condition has a side effect: the release build does not evaluate it (sizeof keeps
+ * its variables used).
+ */
+#ifdef STMBENCH_DEBUG
+void stm_assert_failed(const char *what, const char *cond, const char *file, int line)
+    __attribute__((noreturn, cold));
+#define STM_ASSERT(cond, what)                                                     \
+    do {                                                                           \
+        if (!(cond))                                                               \
+            stm_assert_failed((what), #cond, __FILE__, __LINE__);                  \
+    } while (0)
+#else
+#define STM_ASSERT(cond, what) ((void)sizeof((cond) ? 1 : 0))
+#endif
+
 /* One run of bytes a commit published: [off, off+len) of the heap. The entry's data area
  * holds every run's new bytes, in run order (`new_bytes` in all), then the old bytes of
  * the written objects' runs (validate = 1), in the same order: a segment that brings a
@@ -377,9 +396,12 @@ static inline size_t copy_into_granules(struct stm_seg *s, uintptr_t off, size_t
                                         const char *src, uint8_t state)
 {
     size_t copied = 0;
+    STM_ASSERT(s == stm_me, "I2: only the owning thread writes its segment");
+    STM_ASSERT(state != G_FILL || s->holds_lock, "I2: a fill copies under the commit lock");
     for (uintptr_t a = off, end = off + len; a < end;) {
         size_t g = granule_of(a);
         uintptr_t b = granule_off(g + 1) < end ? granule_off(g + 1) : end;
+        STM_ASSERT(g < G.ngranules, "a run lies inside the heap");
         if (s->gstate[g] == state) {
             memcpy(seg_addr(s->idx, a), src + (a - off), b - a);
             copied += b - a;
@@ -402,6 +424,16 @@ static inline void ensure_accessible(uintptr_t off, size_t len, int fresh)
         }
 }
 
+/* Is no committer copying owned objects into segment 0 (for asserts; reads only)? */
+static inline int stm_publishers_idle(void)
+{
+    for (int i = 1; i <= G.nseg; i++)
+        /* relaxed: asked under the commit lock, where no new copy starts */
+        if (atomic_load_explicit(&G.segs[i].publishing, memory_order_relaxed))
+            return 0;
+    return 1;
+}
+
 /* The running attempt's logs emptied (commit, abort, enter). */
 static inline void tx_reset(struct stm_seg *s)
 {
@@ -415,7 +447,13 @@ static inline void tx_reset(struct stm_seg *s)
     stm_self.dirty = 0;
 }
 
-/* Test and debugging hooks (commit.c, debug.c). tid is the harness thread id (segment tid+1). */
+/* Test and debugging hooks (commit.c, debug.c): only in objects compiled with
+ * -DSTM_TEST_HOOKS. The Makefile compiles the STM's files a second time so for the
+ * test programs (BUILD/obj/stmtest/, in BUILD/libstmbench-test.a, which the tests link
+ * instead of BUILD/libstmbench.a, and the tests themselves with the macro); stmbench
+ * and make micro run the STM without them. tid is the harness thread id (segment
+ * tid+1). */
+#ifdef STM_TEST_HOOKS
 /* Called, when set, by a committer between releasing the commit lock and copying its
  * owned objects into segment 0 (the stepped tests park a thread there). */
 extern void (*stm_test_after_link)(void);
@@ -426,5 +464,6 @@ void stm_debug_abort_self(void) __attribute__((noreturn)); /* aborts the running
 uint64_t stm_debug_rev(void);
 const void *stm_debug_committed(const void __seg_gs *obj);
 int stm_debug_owner(const void __seg_gs *obj);
+#endif
 
 #endif
