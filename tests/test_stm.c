@@ -826,6 +826,27 @@ static void test_leaving_a_block_open_is_caught(void **state)
     expect_abort_naming(leave_by_return_then_block, "test.leave.return");
 }
 
+/* MODE=debug: the invariant asserts are compiled in and fire (a release build has
+ * none: the test then checks nothing and is skipped). */
+#ifdef STMBENCH_DEBUG
+static void unlock_without_lock(void)
+{
+    char err[256];
+    if (sync_runtime_stm.thread_enter(0, err, sizeof err) != 0)
+        return;
+    stm_commit_unlock(); /* never taken: the commit lock's assert must fire */
+}
+#endif
+static void test_debug_asserts_fire(void **state)
+{
+    (void)state;
+#ifdef STMBENCH_DEBUG
+    expect_abort_naming(unlock_without_lock, "commit lock: released by its holder");
+#else
+    skip();
+#endif
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -842,6 +863,7 @@ int main(void)
         cmocka_unit_test(test_counters_exact),
         cmocka_unit_test(test_abort_keeps_no_chunk),
         cmocka_unit_test(test_leaving_a_block_open_is_caught),
+        cmocka_unit_test(test_debug_asserts_fire),
     };
     return cmocka_run_group_tests_name("stm protocol", tests, NULL, NULL);
 }
