@@ -525,6 +525,7 @@ static int cli_run(const struct cli_opts *o, const struct sync_runtime *rt,
     struct cli_worker *workers = NULL;
     struct sync_stats total;
     struct lat_hist *block_hist = NULL, *len_hist = NULL;
+    struct wl_txlen_shared *txlen_shared = NULL;
     char *params = NULL, *cpus = NULL;
     int created = 0;
     memset(&total, 0, sizeof total);
@@ -568,6 +569,12 @@ static int cli_run(const struct cli_opts *o, const struct sync_runtime *rt,
         goto teardown;
     }
     memset(r.threads, 0, (size_t)n * sizeof *r.threads);
+    txlen_shared = wl_txlen_shared_new(n);   /* --ops-per-tx / --switch-interval auto */
+    if (!txlen_shared) {
+        cli_err("out of memory for %d threads", n);
+        status = 3;
+        goto teardown;
+    }
     atomic_store_explicit(&cli_stop, 0, memory_order_relaxed);   /* before any thread exists */
     for (int i = 0; i < n; i++) {
         struct wl_thread *t = &r.threads[i];
@@ -577,6 +584,7 @@ static int cli_run(const struct cli_opts *o, const struct sync_runtime *rt,
         if (t->rng == 0)
             t->rng = 0x2545F4914F6CDD1Dull;
         t->stop = &cli_stop;
+        t->txs = txlen_shared;
         if (o->ops)
             t->ops_target = o->ops / (uint64_t)n + ((uint64_t)i < o->ops % (uint64_t)n);
     }
@@ -720,6 +728,7 @@ out:
             sync_stats_free(&r.threads[i].stats);
     sync_stats_free(&total);
     free(r.threads);
+    wl_txlen_shared_free(txlen_shared);
     free(workers);
     free(block_hist);
     free(len_hist);

@@ -28,7 +28,7 @@
 #
 # Environment (defaults chosen from measurements, see README "Regression gate"):
 #   REGRESS_DURATION  seconds per timed run (0.2)
-#   REGRESS_REPEAT    repeats of each 1-thread configuration (7)
+#   REGRESS_REPEAT    repeats of each 1-thread configuration (9)
 #   REGRESS_REPEAT_N  repeats of each N-thread configuration (5)
 #   REGRESS_THREADS   thread counts (default "1 N")
 #   REGRESS_SEED      seed of repeat 1 (1)
@@ -48,7 +48,7 @@ die() { echo "regress: $2" >&2; exit "$1"; }
 BUILD=${BUILD:-build}
 BASE=${REGRESS_BASELINE:-results/baseline}
 DURATION=${REGRESS_DURATION:-0.2}
-REPEAT1=${REGRESS_REPEAT:-7}
+REPEAT1=${REGRESS_REPEAT:-9}
 REPEATN=${REGRESS_REPEAT_N:-5}
 SEED=${REGRESS_SEED:-1}
 PY=/usr/bin/python3

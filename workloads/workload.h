@@ -46,6 +46,32 @@ struct wl_args {
     const char *sval[WL_MAX_KNOBS];
 };
 
+/* The adaptive transaction length (see "transaction length" below): one length for all
+ * the threads of a run, chosen by thread 0 (the leader) from the rate all of them
+ * commit at. */
+#define WL_TXLEN_RUNGS 40
+struct wl_txlen_ctl {                 /* the leader's controller (wl_txlen_epoch) */
+    double rate[WL_TXLEN_RUNGS];      /* average committed ops per ns of each rung */
+    uint64_t seen;                    /* bit r: rung r has been measured */
+    int nrungs, cur, best;
+    uint32_t epoch;
+    long max;
+    uint64_t t0_ns;                   /* the running epoch's start */
+    uint64_t ops0;                    /* the threads' committed ops at that start */
+};
+struct wl_txlen_slot {                /* one thread's committed ops (its own line) */
+    _Atomic uint64_t ops;
+} SYNC_CL_ALIGNED;
+struct wl_txlen_shared {              /* one per run (wl_txlen_shared_new) */
+    _Atomic long len SYNC_CL_ALIGNED; /* the length every thread runs next; 0: not yet */
+    struct wl_txlen_ctl ctl SYNC_CL_ALIGNED; /* the leader's alone */
+    int nslots;
+    struct wl_txlen_slot *slots;      /* [nslots], one per thread */
+};
+/* Zeroed, for n threads; NULL without memory. Freed with wl_txlen_shared_free. */
+struct wl_txlen_shared *wl_txlen_shared_new(int n);
+void wl_txlen_shared_free(struct wl_txlen_shared *s);
+
 /* Per-thread state of a run: owned by its thread while it runs, read by the harness
  * after the join. Cache-line aligned so threads never share a line. */
 struct wl_thread {
@@ -62,6 +88,13 @@ struct wl_thread {
     uint64_t tx_attempts;           /* block bodies entered (WL_TX_ATTEMPT) */
     long tx_len;                    /* adaptive length: the next block's ops */
     long tx_len_max;                /* 0: fixed length; else adaptive in 1..tx_len_max */
+    struct wl_txlen_shared *txs;    /* the run's shared length (set by the harness; NULL:
+                                     * the thread adapts alone, with txs_own) */
+    int txs_slot;                   /* this thread's slot; 0 is the leader */
+    uint32_t txs_blocks;            /* the leader: blocks since it last read the clock */
+    uint64_t txs_ops;               /* the leader: ops since it last read the clock */
+    struct wl_txlen_shared txs_own; /* for a thread without a shared one (tests) */
+    struct wl_txlen_slot txs_own_slot;
     struct sync_stats stats;        /* the runtime's counters, filled at thread exit */
     int failed;                     /* an invariant failed during the run */
     char fail_msg[200];
@@ -187,23 +220,41 @@ void wl_fail(struct wl_thread *t, const char *fmt, ...) SYNC_TM_PURE
 /* ---- transaction length: fixed (--ops-per-tx K, --switch-interval N) or `auto` ----
  *
  * `auto` is stored as WL_LEN_AUTO. In the copies of the transactional runtimes (stm,
- * itm, htm: WL_TX_ADAPTIVE is 1) each thread then adapts its own length between 1 and
- * the workload's maximum (WL_TXLEN_MAX_OPS operations; interp: IV_TXLEN_MAX bytecodes)
- * with the policy of wl_txlen_next: after a block that committed at its first attempt
- * the length grows by a 32nd (+1), after a block that was aborted and re-run it is
- * halved. The growth is slow and the cut fast, as in PyPy stmgc's adaptive transaction
- * length (branch c8-adaptive-trx-length: longer after a clean validation, shorter after
- * an abort); with these factors the length settles where about one block in 23 is
- * re-run (ln 1.031 / (ln 1.031 + ln 2)), and where no block conflicts it reaches the
- * maximum (1 to 10,000 in about 250 blocks). In seq, mutex, gil and locks nothing is re-run: the harness gives those
+ * itm, htm: WL_TX_ADAPTIVE is 1) the length then adapts, between 1 and the workload's
+ * maximum (WL_TXLEN_MAX_OPS operations; interp: IV_TXLEN_MAX bytecodes), to what the
+ * program commits per second. One length serves all the threads of a run: thread 0
+ * (the leader) chooses it, from the ops all threads committed, and publishes it; every
+ * thread runs its next block at the published length. (Each thread choosing its own
+ * length from its own rate was tried and fails where long blocks only pay when all
+ * threads run them: a thread that goes long alone is aborted by the others' short
+ * commits and comes back, so bank and interp `shared-counter` stayed at short lengths
+ * with a half or less of the best fixed length's throughput.)
+ * The lengths tried are the powers of two up to the maximum, and the maximum (a ladder
+ * of rungs). The leader groups time into epochs (at least WL_TXLEN_EPOCH_NS, measured
+ * after its own blocks); at the end of one, the threads' rate (committed ops per ns,
+ * aborted attempts, rollbacks and waits included in the time) goes into the running
+ * rung's average, which a faster epoch moves halfway and a slower one an eighth of the
+ * way: interference (another process, an interrupt, a page fault) only ever slows an
+ * epoch down, and single epochs vary by +-10% and more on a busy machine. The next
+ * epoch runs the best rung measured so far, except that a rung next to the best that
+ * was never measured is tried at once (so a clean run climbs one rung per epoch), and
+ * to follow a rate that changes, every 4th epoch tries the rung above the best and
+ * every 16th the rung below. A lower rung must beat a higher one by WL_TXLEN_TIE (3%)
+ * to be preferred: ties go to longer blocks, which pay fewer commits.
+ * The policy sees what aborts cost, not only that they happen: a length whose blocks are
+ * often re-run is still chosen when the program commits more ops per second with it
+ * (bank at 2 threads), and left when it commits fewer. An earlier policy that halved
+ * each thread's length at every re-run of its block (as PyPy stmgc's adaptive
+ * transaction length does) settled bank at 7 ops, about a quarter of the best fixed
+ * length's throughput.
+ * In seq, mutex, gil and locks nothing is re-run: the harness gives those
  * copies the fixed default instead and says so in the CSV's params.
  *
- * How a copy sees that its block was re-run, without runtime internals: each block body
- * starts with WL_TX_ATTEMPT(t), which counts entries into the body. stm re-enters the
- * body after an abort (the counter is plain memory, which the STM does not roll back);
- * under itm the count goes through a transaction_pure function (libitm would roll back
- * an instrumented store); under htm the hardware rolls back every store of an aborted
- * attempt, so the count is the runtime's own per-thread abort counters instead. */
+ * Retries are still counted (each block body starts with WL_TX_ATTEMPT(t), which counts
+ * entries into the body; stm re-enters the body after an abort and does not roll the
+ * plain counter back; under itm the count goes through a transaction_pure function;
+ * under htm the runtime's own abort counters): the CSV reports them; the length policy
+ * needs only the time. */
 #define WL_LEN_AUTO 0
 #define WL_TXLEN_MAX_OPS 10000L
 
@@ -239,13 +290,62 @@ static inline uint64_t wl_htm_aborts_(void)
 #define WL_TX_RETRIES(t, mark) ((t)->tx_attempts > (mark) + 1 ? (t)->tx_attempts - (mark) - 1 : 0)
 #endif
 
-/* The policy (see above): pure, so tests drive it directly. */
-static inline long wl_txlen_next(long len, long max, uint64_t retries)
+/* The policy (see above). */
+#define WL_TXLEN_EPOCH_NS 200000u     /* an epoch lasts at least 200 us */
+#define WL_TXLEN_TIE 0.03             /* a shorter rung must be 3% faster to win */
+
+/* The length of rung r: 2^r, the last rung is the maximum. */
+static inline long wl_txlen_rung_len(const struct wl_txlen_ctl *c, int r)
 {
-    if (retries)
-        return len > 1 ? len / 2 : 1;
-    long n = len + len / 32 + 1;
-    return n < max ? n : max;
+    return r >= c->nrungs - 1 ? c->max : 1L << r;
+}
+
+/* Sets the ladder up for lengths 1..max, starting at the rung nearest `start` from
+ * below. */
+static inline void wl_txlen_ctl_init(struct wl_txlen_ctl *c, long start, long max)
+{
+    *c = (struct wl_txlen_ctl){.max = max < 1 ? 1 : max};
+    int n = 1;
+    while (n < WL_TXLEN_RUNGS - 1 && (1L << n) < c->max)
+        n++;
+    c->nrungs = n + 1;                /* 1, 2, ..., 2^(n-1) (< max), max */
+    int r = 0;
+    while (r + 1 < c->nrungs && wl_txlen_rung_len(c, r + 1) <= start)
+        r++;
+    c->cur = c->best = r;
+}
+
+/* The end of an epoch of the running rung, in which the threads committed at `rate`
+ * (ops per ns): chooses the next rung and returns its length. Pure apart from the
+ * controller's own state, so tests drive it with synthetic rates. */
+static inline long wl_txlen_epoch(struct wl_txlen_ctl *c, double rate)
+{
+    int r = c->cur;
+    if (c->epoch++ == 0)
+        return wl_txlen_rung_len(c, r); /* the first epoch pays the start-up: not a rate */
+    double old = c->rate[r];
+    c->rate[r] = !(c->seen >> r & 1) ? rate
+                 : rate > old        ? 0.5 * old + 0.5 * rate
+                                     : 0.875 * old + 0.125 * rate;
+    c->seen |= 1ull << r;
+    /* the best measured rung; from the top down, a lower one must beat it by the tie */
+    int best = -1;
+    for (int k = c->nrungs - 1; k >= 0; k--)
+        if ((c->seen >> k & 1) && (best < 0 || c->rate[k] > c->rate[best] * (1 + WL_TXLEN_TIE)))
+            best = k;
+    c->best = best;
+    int up = best + 1 < c->nrungs ? best + 1 : -1, down = best > 0 ? best - 1 : -1;
+    int next = best;
+    if (up >= 0 && !(c->seen >> up & 1))
+        next = up;                    /* never measured: climb at once */
+    else if (down >= 0 && !(c->seen >> down & 1))
+        next = down;
+    else if ((c->epoch & 3) == 0 && up >= 0)
+        next = up;                    /* follow a changing rate: above, every 4th epoch */
+    else if ((c->epoch & 15) == 2 && down >= 0)
+        next = down;                  /* and below, every 16th */
+    c->cur = next;
+    return wl_txlen_rung_len(c, next);
 }
 
 /* Sets up a thread's length: fixed `len`, or (len == WL_LEN_AUTO in a transactional
@@ -255,22 +355,77 @@ static inline long wl_txlen_init(struct wl_thread *t, long len, long start, long
     if (len != WL_LEN_AUTO) {
         t->tx_len_max = 0;
         t->tx_len = len;
-    } else {
-        t->tx_len_max = max;
-        t->tx_len = start < max ? start : max;
+        return t->tx_len;
+    }
+    t->tx_len_max = max;
+    if (!t->txs || t->tid >= t->txs->nslots) {
+        t->txs_own = (struct wl_txlen_shared){.nslots = 1, .slots = &t->txs_own_slot};
+        atomic_init(&t->txs_own_slot.ops, 0);
+        t->txs = &t->txs_own;
+    }
+    t->txs_slot = t->txs == &t->txs_own ? 0 : t->tid;
+    t->txs_blocks = 0;
+    t->txs_ops = 0;
+    struct wl_txlen_ctl c;
+    wl_txlen_ctl_init(&c, start, max);
+    t->tx_len = wl_txlen_rung_len(&c, c.cur);
+    if (t->txs_slot == 0) {
+        c.t0_ns = sync_now_ns();
+        /* relaxed: the slots only grow; a rate read early is the first epoch's, dropped */
+        c.ops0 = 0;
+        for (int i = 0; i < t->txs->nslots; i++)
+            c.ops0 += atomic_load_explicit(&t->txs->slots[i].ops, memory_order_relaxed);
+        t->txs->ctl = c;
+        /* relaxed: the length is a hint that every thread follows when it sees it */
+        atomic_store_explicit(&t->txs->len, t->tx_len, memory_order_relaxed);
     }
     return t->tx_len;
 }
 
-/* After a committed block of n ops whose attempts began at `mark`: when adaptive,
- * chooses the next length (WL_LOOP records every block's length for the CSV). */
+/* After a committed block of n ops (`mark` is unused: the policy needs only the time):
+ * counts them in the thread's slot; the leader, once an epoch is over, chooses the next
+ * length from all the slots (reading the clock once per 16 of its blocks, or per block
+ * once they hold 4,096 ops); every thread then takes the published length.
+ * WL_LOOP records every block's length for the CSV. */
+static inline void wl_txlen_after(struct wl_thread *t, uint64_t n)
+{
+    struct wl_txlen_shared *s = t->txs;
+    _Atomic uint64_t *mine = &s->slots[t->txs_slot].ops;
+    /* relaxed: only this thread writes its slot; the leader reads sums for a rate */
+    atomic_store_explicit(mine, atomic_load_explicit(mine, memory_order_relaxed) + n,
+                          memory_order_relaxed);
+    if (t->txs_slot == 0) {
+        t->txs_ops += n;
+        if ((++t->txs_blocks & 15) == 0 || t->txs_ops >= 4096) {
+            t->txs_blocks = 0;
+            t->txs_ops = 0;
+            uint64_t now = sync_now_ns();
+            struct wl_txlen_ctl *c = &s->ctl;
+            if (now - c->t0_ns >= WL_TXLEN_EPOCH_NS) {
+                uint64_t sum = 0;
+                for (int i = 0; i < s->nslots; i++)
+                    /* relaxed: see above */
+                    sum += atomic_load_explicit(&s->slots[i].ops, memory_order_relaxed);
+                long len = wl_txlen_epoch(c, (double)(sum - c->ops0) / (double)(now - c->t0_ns));
+                c->t0_ns = now;
+                c->ops0 = sum;
+                /* relaxed: a hint (see wl_txlen_init) */
+                atomic_store_explicit(&s->len, len, memory_order_relaxed);
+            }
+        }
+    }
+    /* relaxed: a hint; 0 until the leader has chosen */
+    long len = atomic_load_explicit(&s->len, memory_order_relaxed);
+    if (len > 0)
+        t->tx_len = len < t->tx_len_max ? len : t->tx_len_max;
+}
+
 #define WL_TXLEN_AFTER(t, n, mark)                                                      \
     do {                                                                                \
         struct wl_thread *_tl = (t);                                                    \
-        (void)(n);                                                                      \
+        (void)(mark);                                                                   \
         if (_tl->tx_len_max)                                                            \
-            _tl->tx_len = wl_txlen_next(_tl->tx_len, _tl->tx_len_max,                  \
-                                        WL_TX_RETRIES(_tl, (mark)));                    \
+            wl_txlen_after(_tl, (uint64_t)(n));                                         \
     } while (0)
 
 /* How many ops the next block should do with --ops-per-tx k, never passing the target. */

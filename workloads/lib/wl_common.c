@@ -2,6 +2,7 @@
 #include "workloads/workload.h"
 
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 
 void wl_fail(struct wl_thread *t, const char *fmt, ...)
@@ -18,4 +19,28 @@ void wl_fail(struct wl_thread *t, const char *fmt, ...)
 void wl_tx_attempt(struct wl_thread *t)
 {
     t->tx_attempts++;
+}
+
+struct wl_txlen_shared *wl_txlen_shared_new(int n)
+{
+    if (n < 1)
+        n = 1;
+    struct wl_txlen_shared *s = sync_private_alloc(sizeof *s);
+    if (!s)
+        return NULL;
+    s->slots = sync_private_alloc((size_t)n * sizeof *s->slots);
+    if (!s->slots) {
+        free(s);
+        return NULL;
+    }
+    s->nslots = n;
+    return s;
+}
+
+void wl_txlen_shared_free(struct wl_txlen_shared *s)
+{
+    if (!s)
+        return;
+    free(s->slots);
+    free(s);
 }
