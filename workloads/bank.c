@@ -101,12 +101,10 @@ static uint64_t bank_block(struct bank_ctx *c, struct wl_thread *t)
     uint64_t s0 = seed;
     struct bank_op first;
     bank_draw(&s0, c->naccounts, c->transfer_pct, &first);   /* names the block's site */
-    uint64_t mark = WL_TX_MARK(t);
     SYNC_ATOMIC(first.audit ? "bank.audit" : "bank.transfer") {
-        WL_TX_ATTEMPT(t);
         bank_ops(c, t, seed, k);
     }
-    WL_TXLEN_AFTER(t, (uint64_t)k, mark);
+    WL_TXLEN_AFTER(t, (uint64_t)k);
     return (uint64_t)k;
 }
 

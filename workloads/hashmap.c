@@ -182,9 +182,7 @@ static uint64_t hm_block(struct hm_ctx *c, struct wl_thread *t)
                    : r < 2 * (uint64_t)c->update ? HM_OP_DELETE : HM_OP_LOOKUP;
         b->key[i] = (int64_t)wl_rand_below(t, (uint64_t)c->range);
     }
-    uint64_t mark = WL_TX_MARK(t);
     SYNC_ATOMIC(hm_site[b->kind[0]]) {
-        WL_TX_ATTEMPT(t);
         for (long i = 0; i < k; i++)
             b->res[i] = (uint8_t)hm_op(c, b->kind[i], b->key[i]);
     }
@@ -192,7 +190,7 @@ static uint64_t hm_block(struct hm_ctx *c, struct wl_thread *t)
     for (long i = 0; i < k; i++)
         if (b->res[i] && b->kind[i] != HM_OP_LOOKUP)
             oplog_record(b->log, (uint64_t)b->key[i], b->kind[i] == HM_OP_INSERT ? 1 : -1);
-    WL_TXLEN_AFTER(t, (uint64_t)k, mark);
+    WL_TXLEN_AFTER(t, (uint64_t)k);
     return (uint64_t)k;
 }
 

@@ -538,14 +538,12 @@ static uint64_t iv_block(struct iv_ctx *cx, struct wl_thread *t)
 {
     struct iv_thread *th = t->priv;
     int64_t budget = t->tx_len;
-    uint64_t mark = WL_TX_MARK(t);
     SYNC_ATOMIC("interp.slice") {
-        WL_TX_ATTEMPT(t);
         struct iv_vm *w = &th->vm[th->cur ^ 1];
         iv_vm_copy(w, &th->vm[th->cur]);
         th->last_n = iv_run(cx, th, w, budget);
     }
-    WL_TXLEN_AFTER(t, th->last_n, mark);
+    WL_TXLEN_AFTER(t, th->last_n);
     th->cur ^= 1;
     return th->vm[th->cur].stuck ? 0 : th->last_n;
 }

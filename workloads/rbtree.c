@@ -369,9 +369,7 @@ static uint64_t rb_block(struct rb_ctx *c, struct wl_thread *t)
         b->key[i] = (int64_t)wl_rand_below(t, (uint64_t)c->range);
     }
     rb_tree_ref tree = c->tree;
-    uint64_t mark = WL_TX_MARK(t);
     SYNC_ATOMIC(rb_site[b->kind[0]]) {
-        WL_TX_ATTEMPT(t);
         for (long i = 0; i < k; i++)
             b->res[i] = (uint8_t)rb_op(tree, b->kind[i], b->key[i]);
     }
@@ -379,7 +377,7 @@ static uint64_t rb_block(struct rb_ctx *c, struct wl_thread *t)
     for (long i = 0; i < k; i++)
         if (b->res[i] && b->kind[i] != RB_OP_LOOKUP)
             oplog_record(b->log, (uint64_t)b->key[i], b->kind[i] == RB_OP_INSERT ? 1 : -1);
-    WL_TXLEN_AFTER(t, (uint64_t)k, mark);
+    WL_TXLEN_AFTER(t, (uint64_t)k);
     return (uint64_t)k;
 }
 

@@ -85,7 +85,6 @@ struct wl_thread {
     struct lat_hist block_hist;     /* sampled latency of whole blocks, retries included */
     struct lat_hist len_hist;       /* ops (bytecodes) of the sampled committed blocks
                                      * (one in WL_BLOCK_SAMPLE, as block_hist) */
-    uint64_t tx_attempts;           /* block bodies entered (WL_TX_ATTEMPT) */
     long tx_len;                    /* adaptive length: the next block's ops */
     long tx_len_max;                /* 0: fixed length; else adaptive in 1..tx_len_max */
     struct wl_txlen_shared *txs;    /* the run's shared length (set by the harness; NULL:
@@ -250,11 +249,7 @@ void wl_fail(struct wl_thread *t, const char *fmt, ...) SYNC_TM_PURE
  * In seq, mutex, gil and locks nothing is re-run: the harness gives those
  * copies the fixed default instead and says so in the CSV's params.
  *
- * Retries are still counted (each block body starts with WL_TX_ATTEMPT(t), which counts
- * entries into the body; stm re-enters the body after an abort and does not roll the
- * plain counter back; under itm the count goes through a transaction_pure function;
- * under htm the runtime's own abort counters): the CSV reports them; the length policy
- * needs only the time. */
+ * The policy needs only the time: it does not count re-runs. */
 #define WL_LEN_AUTO 0
 #define WL_TXLEN_MAX_OPS 10000L
 
@@ -264,31 +259,7 @@ void wl_fail(struct wl_thread *t, const char *fmt, ...) SYNC_TM_PURE
 #define WL_TX_ADAPTIVE 0
 #endif
 
-/* Counts one entry into a block body (not rolled back). Declared for every runtime;
- * only the itm copies call it. */
-void wl_tx_attempt(struct wl_thread *t) SYNC_TM_PURE;
-#if defined(SYNC_RT_ITM)
-#define WL_TX_ATTEMPT(t) wl_tx_attempt(t)
-#else
-#define WL_TX_ATTEMPT(t) ((void)((t)->tx_attempts++))
-#endif
 
-/* A mark taken before a block; WL_TX_RETRIES(t, mark) after it: the attempts of the
- * block that were thrown away (0 in runtimes that never re-run a block). */
-#if defined(SYNC_RT_HTM)
-static inline uint64_t wl_htm_aborts_(void)
-{
-    uint64_t n = 0;
-    for (int k = 0; k < SYNC_ABORT_NKINDS; k++)
-        n += htm_self.stats.aborts[k];
-    return n;
-}
-#define WL_TX_MARK(t) ((void)(t), wl_htm_aborts_())
-#define WL_TX_RETRIES(t, mark) (wl_htm_aborts_() - (mark))
-#else
-#define WL_TX_MARK(t) ((t)->tx_attempts)
-#define WL_TX_RETRIES(t, mark) ((t)->tx_attempts > (mark) + 1 ? (t)->tx_attempts - (mark) - 1 : 0)
-#endif
 
 /* The policy (see above). */
 #define WL_TXLEN_EPOCH_NS 200000u     /* an epoch lasts at least 200 us */
@@ -382,7 +353,7 @@ static inline long wl_txlen_init(struct wl_thread *t, long len, long start, long
     return t->tx_len;
 }
 
-/* After a committed block of n ops (`mark` is unused: the policy needs only the time):
+/* After a committed block of n ops:
  * counts them in the thread's slot; the leader, once an epoch is over, chooses the next
  * length from all the slots (reading the clock once per 16 of its blocks, or per block
  * once they hold 4,096 ops); every thread then takes the published length.
@@ -420,10 +391,9 @@ static inline void wl_txlen_after(struct wl_thread *t, uint64_t n)
         t->tx_len = len < t->tx_len_max ? len : t->tx_len_max;
 }
 
-#define WL_TXLEN_AFTER(t, n, mark)                                                      \
+#define WL_TXLEN_AFTER(t, n)                                                            \
     do {                                                                                \
         struct wl_thread *_tl = (t);                                                    \
-        (void)(mark);                                                                   \
         if (_tl->tx_len_max)                                                            \
             wl_txlen_after(_tl, (uint64_t)(n));                                         \
     } while (0)

@@ -16,11 +16,6 @@ void wl_fail(struct wl_thread *t, const char *fmt, ...)
     va_end(ap);
 }
 
-void wl_tx_attempt(struct wl_thread *t)
-{
-    t->tx_attempts++;
-}
-
 struct wl_txlen_shared *wl_txlen_shared_new(int n)
 {
     if (n < 1)
