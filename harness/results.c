@@ -10,6 +10,7 @@
 #include "harness/pin.h"
 #include "runtime/htm/htm_cpu.h"
 #include "runtime/plain_heap.h"
+#include "runtime/timeacct.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -48,7 +49,8 @@ static const char results_header[] =
     "time_validate_ns,time_wait_lock_ns,time_publish_ns,time_unshare_ns,time_wait_owner_ns,"
     "time_wait_inevitable_ns,time_wait_gil_ns,time_handoff_ns,"
     "op_p50_ns,op_p99_ns,op_p99_9_ns,op_p99_99_ns,op_max_ns,"
-    "tx_len_mean,tx_len_p50,tx_len_p99";
+    "tx_len_mean,tx_len_p50,tx_len_p99,"
+    "op_p99_999_ns,op_stalls";
 
 static const char results_cheader[] =
     "run_id,t_ns,thread,other_thread,kind,object,page,site,wasted_ns";
@@ -274,10 +276,10 @@ int results_append_csv(const char *path, const struct results_row *r, char *err,
     for (int c = 0; c < SYNC_TA_NCAT; c++)
         results_bprintf(&b, ",%llu", (unsigned long long)s->time_ns[c]);
     results_bprintf(&b, ",%llu,%llu,%llu,%llu,%llu",
-                    (unsigned long long)lat_quantile(&s->op_hist, 0.5),
-                    (unsigned long long)lat_quantile(&s->op_hist, 0.99),
-                    (unsigned long long)lat_quantile(&s->op_hist, 0.999),
-                    (unsigned long long)lat_quantile(&s->op_hist, 0.9999),
+                    (unsigned long long)sync_op_quantile(s, TA_WINDOW_EVERY, 0.5),
+                    (unsigned long long)sync_op_quantile(s, TA_WINDOW_EVERY, 0.99),
+                    (unsigned long long)sync_op_quantile(s, TA_WINDOW_EVERY, 0.999),
+                    (unsigned long long)sync_op_quantile(s, TA_WINDOW_EVERY, 0.9999),
                     (unsigned long long)s->op_max_ns);
     /* transaction length actually run: ops (interp: bytecodes) per committed block;
      * the mean is exact (ops / blocks), p50/p99 come from the sampled blocks (one in
@@ -288,6 +290,11 @@ int results_append_csv(const char *path, const struct results_row *r, char *err,
                     r->commits ? (double)r->ops / (double)r->commits : 0.0,
                     (unsigned long long)(lh ? lat_quantile(lh, 0.5) : 0),
                     (unsigned long long)(lh ? lat_quantile(lh, 0.99) : 0));
+    /* the far tail of the operation latency, and the iterations counted exactly in it
+     * (a long stall each: runtime/timeacct.h) */
+    results_bprintf(&b, ",%llu,%llu",
+                    (unsigned long long)sync_op_quantile(s, TA_WINDOW_EVERY, 0.99999),
+                    (unsigned long long)s->op_stall_hist.count);
     results_bprintf(&b, "\n");
     if (b.oom) {
         free(b.p);

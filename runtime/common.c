@@ -26,6 +26,31 @@ uint64_t lat_bucket_low(unsigned b)
     return (1ull << msb) | (sub << (msb - LAT_SUB_BITS));
 }
 
+uint64_t lat_quantile2(const struct lat_hist *a, uint64_t wa, const struct lat_hist *b,
+                       uint64_t wb, double q)
+{
+    double total = (double)a->count * (double)wa + (double)b->count * (double)wb;
+    if (total <= 0)
+        return 0;
+    if (q <= 0)
+        q = 1e-9;
+    if (q > 1)
+        q = 1;
+    double rank = q * total;
+    double seen = 0;
+    for (unsigned i = 0; i < LAT_NBUCKETS; i++) {
+        seen += (double)a->bucket[i] * (double)wa + (double)b->bucket[i] * (double)wb;
+        if (seen >= rank * (1 - 1e-12))
+            return lat_bucket_low(i);
+    }
+    return a->max_ns > b->max_ns ? a->max_ns : b->max_ns;
+}
+
+uint64_t sync_op_quantile(const struct sync_stats *s, uint64_t weight, double q)
+{
+    return lat_quantile2(&s->op_hist, weight, &s->op_stall_hist, 1, q);
+}
+
 uint64_t lat_quantile(const struct lat_hist *h, double q)
 {
     if (h->count == 0)
@@ -103,6 +128,7 @@ void sync_stats_merge(struct sync_stats *into, struct sync_stats *from)
     for (int c = 0; c < SYNC_TA_NCAT; c++)
         into->time_ns[c] += from->time_ns[c];
     lat_merge(&into->op_hist, &from->op_hist);
+    lat_merge(&into->op_stall_hist, &from->op_stall_hist);
     if (from->op_max_ns > into->op_max_ns)
         into->op_max_ns = from->op_max_ns;
     for (size_t i = 0; i < from->nconflicts; i++)

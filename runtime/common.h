@@ -95,6 +95,9 @@ void lat_merge(struct lat_hist *into, const struct lat_hist *from);
 /* The value at quantile q (0 < q <= 1): the lower bound of the bucket holding it,
  * 0 when the histogram is empty. */
 uint64_t lat_quantile(const struct lat_hist *h, double q);
+/* The same over the union of two histograms whose samples weigh wa and wb. */
+uint64_t lat_quantile2(const struct lat_hist *a, uint64_t wa, const struct lat_hist *b,
+                       uint64_t wb, double q);
 /* Lower bound of bucket b (exposed for tests). */
 uint64_t lat_bucket_low(unsigned b);
 
@@ -150,9 +153,15 @@ struct sync_stats {
     /* The time breakdown (runtime/timeacct.h), filled by ta_thread_stop: */
     uint64_t thread_time_ns;              /* the thread's time, start gate to stop */
     uint64_t time_ns[SYNC_TA_NCAT];       /* by category (enum ta_cat); sums to it */
-    struct lat_hist op_hist;              /* sampled latency of whole loop iterations */
+    struct lat_hist op_hist;              /* latency of loop iterations without a long
+                                             stall, one sampled in op_weight */
+    struct lat_hist op_stall_hist;        /* every long stall (timeacct.h), exactly */
     uint64_t op_max_ns;                   /* see timeacct.h: exact waits bound it */
 };
+/* The operation latency at quantile q from its two strata (timeacct.h, "Operation
+ * latency"): each op_hist sample stands for `weight` iterations, each op_stall_hist
+ * entry for itself. The lower bound of the bucket holding it; 0 when both are empty. */
+uint64_t sync_op_quantile(const struct sync_stats *s, uint64_t weight, double q);
 
 void sync_stats_reset(struct sync_stats *s);
 /* Adds counters and histograms of `from` into `into`; moves the conflict rows. */

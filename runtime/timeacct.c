@@ -18,6 +18,7 @@ static pthread_once_t ta_once = PTHREAD_ONCE_INIT;
 static double ta_npt = 1.0;     /* nanoseconds per tick */
 uint64_t ta_cost;               /* ticks one sampled phase boundary costs (its reading) */
 uint64_t ta_outlier = UINT64_MAX; /* ticks: a sampled interval this long spoils its window */
+uint64_t ta_stall_ticks = UINT64_MAX; /* ticks: TA_STALL_NS */
 
 static const char *const ta_names[TA_NCAT] = {
     [TA_OUTSIDE] = "outside",
@@ -91,11 +92,50 @@ static void ta_timed_add(struct ta_thread *t, uint64_t now)
     t->timed_total += d;
 }
 
-/* A stall (a chain of timed intervals, or an aborted attempt) of d ticks ended. */
-static inline void ta_stall(struct ta_thread *t, uint64_t d)
+/* The gathered iteration with long stalls becomes one sample of the exact stratum. */
+static void ta_stall_flush(struct ta_thread *t)
+{
+    if (t->stall_pending) {
+        lat_add(&t->stall_hist, ta_ns(t->stall_t1 - t->stall_t0));
+        t->stall_pending = 0;
+    }
+}
+
+/* A stall (a chain of timed intervals, or an aborted attempt) of d ticks ended at
+ * `now`. A long one makes its iteration one of the exact stratum, gathered with the
+ * iteration's other long stalls (an abort's span holds its inner waits: the span from
+ * first start to last end counts each once). */
+static void ta_stall(struct ta_thread *t, uint64_t d, uint64_t now)
 {
     if (d > t->timed_max)
         t->timed_max = d;
+    if (d < ta_stall_ticks)
+        return;
+    int by_iter = t->iter != NULL, same = by_iter || t->sampling;
+    uint64_t key = by_iter ? *t->iter : t->windows;
+    uint64_t t0 = now - d;
+    if (t->stall_pending && same && t->stall_by_iter == by_iter && t->stall_key == key) {
+        if (t0 < t->stall_t0)
+            t->stall_t0 = t0;
+        if (now > t->stall_t1)
+            t->stall_t1 = now;
+    } else {
+        ta_stall_flush(t);
+        t->stall_pending = 1;
+        t->stall_by_iter = by_iter;
+        t->stall_key = same ? key : UINT64_MAX;
+        t->stall_t0 = t0;
+        t->stall_t1 = now;
+        if (!same)                      /* nothing tells its iteration: alone */
+            ta_stall_flush(t);
+    }
+    t->win_stalled |= t->sampling;
+}
+
+void ta_loop_begin(const uint64_t *blocks)
+{
+    ta_stall_flush(&ta_self);
+    ta_self.iter = blocks;
 }
 
 void ta_timed_begin(int cat)
@@ -122,7 +162,7 @@ void ta_timed_end(void)
         return;
     uint64_t now = ta_ticks();
     ta_timed_add(t, now);
-    ta_stall(t, now - t->chain_t0);
+    ta_stall(t, now - t->chain_t0, now);
     t->timed_cat = -1;
     if (t->sampling)
         t->mark = now;
@@ -134,7 +174,7 @@ void ta_abort(uint64_t attempt_t0)
     uint64_t now = ta_ticks();
     if (t->timed_cat >= 0) {           /* aborted while waiting */
         ta_timed_add(t, now);
-        ta_stall(t, now - t->chain_t0);
+        ta_stall(t, now - t->chain_t0, now);
         t->timed_cat = -1;
     }
     if (attempt_t0) {
@@ -143,7 +183,7 @@ void ta_abort(uint64_t attempt_t0)
         uint64_t w = span > inner ? span - inner : 0;
         t->timed[TA_WASTED] += w;
         t->timed_total += w;
-        ta_stall(t, span);
+        ta_stall(t, span, now);
     }
     if (t->sampling) {
         /* the attempt's share of the window goes (win as at the attempt's begin) */
@@ -161,6 +201,7 @@ void ta_window_start(void)
     t->win_reads = 0;
     t->win_block = 0;
     t->win_spoiled = 0;
+    t->win_stalled = 0;
     memset(t->win, 0, sizeof t->win);
     memset(t->win_at_attempt, 0, sizeof t->win_at_attempt);
     t->win_t0 = t->mark = ta_ticks();
@@ -188,7 +229,11 @@ uint64_t ta_window_stop(void)
     for (int c = 0; c < TA_NCAT; c++)
         into[c] += t->win[c];
     uint64_t d = now - t->win_t0, cost = t->win_reads * ta_cost;
-    lat_add(&t->op_hist, ta_ns(d > cost ? d - cost : 0));
+    d = d > cost ? d - cost : 0;
+    if (d > t->win_max)
+        t->win_max = d;
+    if (!t->win_stalled)            /* else its iteration is in stall_hist already */
+        lat_add(&t->op_hist, ta_ns(d));
     return ta_ns(t->win_block);
 }
 
@@ -203,6 +248,7 @@ static void ta_calibrate(void)
     if (c1 > c0 && n1 > n0)
         ta_npt = (double)(n1 - n0) / (double)(c1 - c0);
     ta_outlier = (uint64_t)((double)TA_OUTLIER_NS / ta_npt);
+    ta_stall_ticks = (uint64_t)((double)TA_STALL_NS / ta_npt);
     memset(&ta_self, 0, sizeof ta_self);
     ta_self.timed_cat = -1;
     ta_window_start();
@@ -236,6 +282,7 @@ void ta_thread_stop(struct sync_stats *out)
 #if STMBENCH_TIMEACCT
     if (t->timed_cat >= 0)
         ta_timed_end();
+    ta_stall_flush(t);
     /* The clean windows, unless most were spoiled: then the blocks themselves are
      * that long (huge transactions), and every window counts. */
     int all = 2 * t->windows_clean < t->windows;
@@ -256,9 +303,8 @@ void ta_thread_stop(struct sync_stats *out)
         out->time_ns[c] += (uint64_t)(timed_ns[c] + share + 0.5);
     }
     lat_merge(&out->op_hist, &t->op_hist);
-    uint64_t m = ta_ns(t->timed_max);
-    if (t->op_hist.max_ns > m)
-        m = t->op_hist.max_ns;
+    lat_merge(&out->op_stall_hist, &t->stall_hist);
+    uint64_t m = ta_ns(t->timed_max > t->win_max ? t->timed_max : t->win_max);
     if (m > out->op_max_ns)
         out->op_max_ns = m;
 #endif

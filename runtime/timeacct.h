@@ -25,12 +25,22 @@
  * interval of TA_OUTLIER_NS or more (the thread was descheduled) is left out of the
  * proportions unless most windows are (huge transactions).
  *
- * Operation latency: each window is one loop iteration (its block, every retry, and
- * the tick after it, so a GIL hand-off met at the tick is in it): the op_* histogram.
- * op_max_ns is the larger of the longest window and the longest single stall (a
- * chain of timed intervals, or an aborted attempt) of the run: each is timed, so a long
- * stall shows in the max even when its iteration was not sampled; it can miss only the
- * rest (the short, wait-free part) of such an iteration.
+ * Operation latency: the loop iterations (each a block, every retry of it, and the
+ * tick after it, so a GIL hand-off met at the tick is in it) in two strata. A long
+ * stall (a chain of timed intervals, or an aborted attempt, of TA_STALL_NS or more) is
+ * timed whatever iteration it falls in, so every iteration with one is counted exactly,
+ * once, with the span from the start of its first long stall to the end of its last as
+ * its latency (op_stall_hist; the iteration is told by the loop's block counter, which
+ * WL_LOOP hands over with ta_loop_begin, or by the window). Every other iteration is
+ * represented by the windows without a long stall, each standing for TA_WINDOW_EVERY
+ * iterations (op_hist); a window with a long stall is left out of op_hist, since its
+ * iteration is already in the exact stratum. The op_* percentiles come from the two
+ * weighted alike (sync_op_quantile). So rare stalls (a GIL hand-off every switch
+ * interval: one iteration in 50,000) reach the high percentiles in proportion to how
+ * often they happen, not to whether a window met them; an iteration with a long stall
+ * reads only the stall (its short, wait-free rest is not timed), so the exact stratum
+ * is a lower bound by that much. op_max_ns is the larger of the longest window and the
+ * longest single stall.
  *
  * Clock: the TSC (rdtsc), converted with a factor calibrated once per process against
  * CLOCK_MONOTONIC; the thread time itself is read with CLOCK_MONOTONIC.
@@ -85,6 +95,10 @@ const char *ta_cat_name(int cat);
 /* A sampled interval this long (not a timed wait) means the thread was descheduled:
  * its window is left out of the proportions (still a latency sample). */
 #define TA_OUTLIER_NS 200000
+/* A stall this long is a latency sample of its own, always (see "Operation latency").
+ * Any threshold gives the same estimate; a lower one costs more histogram adds, a
+ * higher one leaves more of the tail to the 1-in-TA_WINDOW_EVERY sample. */
+#define TA_STALL_NS 10000
 
 struct ta_thread {
     int sampling;           /* a window is open (the only field the fast paths read) */
@@ -107,8 +121,17 @@ struct ta_thread {
     uint64_t win[TA_NCAT];             /* ticks of the open window */
     uint64_t win_at_attempt[TA_NCAT];  /* win when the running STM attempt began */
     int win_spoiled;           /* an interval of the window was an outlier (preemption) */
+    int win_stalled;           /* the window met a long stall (it is in stall_hist) */
+    const uint64_t *iter;      /* the loop's block counter (ta_loop_begin), or NULL */
+    int stall_pending;         /* an iteration's long stalls are being gathered: */
+    int stall_by_iter;         /* ... told apart by `iter` or by the window */
+    uint64_t stall_key;        /* ... that iteration (*iter, or windows) */
+    uint64_t stall_t0, stall_t1; /* ticks: from its first long stall's start to its
+                                  * last one's end */
     uint64_t start_ns, stop_ns;
-    struct lat_hist op_hist;   /* ns, one sample per window */
+    uint64_t win_max;          /* ticks: the longest window */
+    struct lat_hist op_hist;   /* ns, one sample per window without a long stall */
+    struct lat_hist stall_hist;/* ns, every long stall */
 };
 extern __thread struct ta_thread ta_self;
 
@@ -122,6 +145,9 @@ static inline uint64_t ta_ticks(void)
  * thread's time, categories and op latencies into *out. */
 void ta_thread_start(void);
 void ta_thread_stop(struct sync_stats *out);
+/* The thread loop (WL_LOOP) starts: `blocks` counts its iterations (it changes only
+ * between them), so long stalls of one iteration are counted as one. */
+void ta_loop_begin(const uint64_t *blocks);
 
 /* The thread loop's window (WL_LOOP): start before the block, block_done after it,
  * stop after the tick; stop returns the block's latency in ns (for block_hist). */
@@ -143,7 +169,7 @@ double ta_ns_per_tick(void);
 
 /* Calibration, read-only once a thread started (timeacct.c): ticks one sampled phase
  * boundary costs, and the length of a sampled interval that spoils its window. */
-extern uint64_t ta_cost, ta_outlier;
+extern uint64_t ta_cost, ta_outlier, ta_stall_ticks;
 
 /* A sampled phase boundary, inline: a call in a block's cold path would make the
  * compiler keep fewer values in registers across it on the hot path. Only ta_self is

@@ -99,7 +99,8 @@ TIME_CATEGORIES = [
 ]
 TIME_COLUMNS = ["time_%s_ns" % c[0] for c in TIME_CATEGORIES]
 OP_LATENCY = [("op_p50_ns", "p50"), ("op_p99_ns", "p99"), ("op_p99_9_ns", "p99.9"),
-              ("op_p99_99_ns", "p99.99"), ("op_max_ns", "max")]
+              ("op_p99_99_ns", "p99.99"), ("op_p99_999_ns", "p99.999"),
+              ("op_max_ns", "max")]
 
 
 def has_breakdown(row):

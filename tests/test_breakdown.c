@@ -7,7 +7,9 @@
  *  - stepped waits land where they belong: a thread held at the GIL for 50 ms shows
  *    at least that in wait_gil; a dropper's hand-off shows in handoff; a thread held
  *    at a spin lock for 30 ms shows it in wait_lock; gil rbtree on 2 threads shows its
- *    hand-off stalls in op_max_ns.
+ *    hand-off stalls in op_max_ns (and in op_p99_999_ns where they are frequent
+ *    enough to be one iteration in 100,000);
+ *  - the op latency's two strata (sampled windows, exact stalls) weigh as they should.
  * Threads are stepped with semaphores and by polling the waiter's own state (it is in
  * its timed wait before the holder starts its sleep), so the only timing assertions are
  * lower bounds on waits the test injected itself.
@@ -93,9 +95,10 @@ static void check_run(const char *rt, const char *wl)
     assert_true(field_u64(text, "time_work_ns") > 0);
     uint64_t p50 = field_u64(text, "op_p50_ns"), p99 = field_u64(text, "op_p99_ns"),
              p999 = field_u64(text, "op_p99_9_ns"), p9999 = field_u64(text, "op_p99_99_ns"),
-             mx = field_u64(text, "op_max_ns");
+             p99999 = field_u64(text, "op_p99_999_ns"), mx = field_u64(text, "op_max_ns");
     assert_true(p50 > 0);
-    assert_true(p50 <= p99 && p99 <= p999 && p999 <= p9999 && p9999 <= mx);
+    assert_true(p50 <= p99 && p99 <= p999 && p999 <= p9999 && p9999 <= p99999 &&
+                p99999 <= mx);
     free(text);
 }
 
@@ -125,7 +128,44 @@ static void test_gil_op_max_shows_handoffs(void **state)
     assert_true(field_u64(text, "time_wait_gil_ns") >= 5 * MS);
     assert_true(field_u64(text, "time_handoff_ns") > 0);
     assert_true(field_u64(text, "op_max_ns") >= 1 * MS);
+    /* every hand-off's waiter met a stall of a switch interval: each is an iteration
+     * counted exactly, and where they are more than one iteration in 100,000 (1.2 for
+     * the rounding of the windows' count: commits include the up to 127 iterations
+     * after a thread's last window) the 99.999th percentile is one. Measured: 385
+     * stalls in 22 M iterations (1.75 in 100,000) in a 2 s run. */
+    uint64_t stalls = field_u64(text, "op_stalls"), commits = field_u64(text, "commits");
+    assert_true(stalls >= 1);
+    if ((double)stalls >= 1.2e-5 * (double)commits + 2)
+        assert_true(field_u64(text, "op_p99_999_ns") >= 1 * MS);
     free(text);
+}
+
+/* The two strata of the operation latency (timeacct.h): 1,000 windows of 100 ns, each
+ * standing for TA_WINDOW_EVERY iterations, and 5 stalls of 5 ms counted exactly. Of
+ * 128,005 iterations the 5 stalls are the top 0.0039%: above the 99.99th percentile,
+ * below the 99.999th (rank 128,003.7). */
+static void test_op_quantile_strata(void **state)
+{
+    (void)state;
+    struct sync_stats s;
+    memset(&s, 0, sizeof s);
+    for (int i = 0; i < 1000; i++)
+        lat_add(&s.op_hist, 100);
+    for (int i = 0; i < 5; i++)
+        lat_add(&s.op_stall_hist, 5 * MS);
+    assert_int_equal(TA_WINDOW_EVERY, 128);
+    assert_int_equal(sync_op_quantile(&s, TA_WINDOW_EVERY, 0.5), lat_bucket_low(lat_bucket(100)));
+    assert_int_equal(sync_op_quantile(&s, TA_WINDOW_EVERY, 0.9999), lat_bucket_low(lat_bucket(100)));
+    assert_int_equal(sync_op_quantile(&s, TA_WINDOW_EVERY, 0.99999),
+                     lat_bucket_low(lat_bucket(5 * MS)));
+    assert_true(sync_op_quantile(&s, TA_WINDOW_EVERY, 0.99999) >= 4 * MS);
+    /* unweighted (each window one iteration), the stalls would be 0.5%: p99 */
+    assert_int_equal(lat_quantile2(&s.op_hist, 1, &s.op_stall_hist, 1, 0.999),
+                     lat_bucket_low(lat_bucket(5 * MS)));
+    /* empty: 0 */
+    struct sync_stats e;
+    memset(&e, 0, sizeof e);
+    assert_int_equal(sync_op_quantile(&e, TA_WINDOW_EVERY, 0.5), 0);
 }
 
 /* ---- stepped: a thread held 50 ms at the GIL ---- */
@@ -295,6 +335,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_sums_every_runtime, tu_setup_dir, tu_teardown_dir),
         cmocka_unit_test_setup_teardown(test_gil_op_max_shows_handoffs, tu_setup_dir,
                                         tu_teardown_dir),
+        cmocka_unit_test(test_op_quantile_strata),
         cmocka_unit_test(test_gil_held_50ms_is_wait_gil),
         cmocka_unit_test(test_gil_drop_is_handoff_then_wait),
         cmocka_unit_test(test_spin_lock_held_30ms_is_wait_lock),

@@ -169,12 +169,15 @@ void wl_fail(struct wl_thread *t, const char *fmt, ...) SYNC_TM_PURE
  */
 #if STMBENCH_TIMEACCT
 #define WL_LOOP_WINDOW_DUE_(_t) ((_t->blocks & (TA_WINDOW_EVERY - 1)) == 0)
+#define WL_LOOP_BEGIN_(_t) ta_loop_begin(&_t->blocks)
 #else
 #define WL_LOOP_WINDOW_DUE_(_t) 0
+#define WL_LOOP_BEGIN_(_t) ((void)0)
 #endif
 #define WL_LOOP(ctx, t, block)                                                          \
     do {                                                                                \
         struct wl_thread *_t = (t);                                                     \
+        WL_LOOP_BEGIN_(_t); /* long stalls are told apart by _t->blocks */              \
         for (;;) {                                                                      \
             /* relaxed: the stop flag is a hint; a late view only runs one more block */ \
             if (atomic_load_explicit(_t->stop, memory_order_relaxed))                   \
