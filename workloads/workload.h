@@ -82,6 +82,7 @@ struct wl_thread {
     uint64_t ops_target;            /* 0: run until *stop; else stop after this many ops */
     uint64_t ops;                   /* workload operations completed */
     uint64_t blocks;                /* atomic blocks completed (committed) */
+    uint64_t sample_t0;             /* a sampled iteration's start, ns (WL_LOOP) */
     struct lat_hist block_hist;     /* sampled latency of whole blocks, retries included */
     struct lat_hist len_hist;       /* ops (bytecodes) of the sampled committed blocks
                                      * (one in WL_BLOCK_SAMPLE, as block_hist) */
@@ -174,6 +175,38 @@ void wl_fail(struct wl_thread *t, const char *fmt, ...) SYNC_TM_PURE
 #define WL_LOOP_WINDOW_DUE_(_t) 0
 #define WL_LOOP_BEGIN_(_t) ((void)0)
 #endif
+/* The sampled iteration's parts (one in WL_BLOCK_SAMPLE), out of line so that the
+ * loop keeps no value of theirs live across the block: 0 instructions of theirs on the
+ * other iterations beyond one test of t->blocks (which changes only at the end of an
+ * iteration) before and after the block and after the tick. */
+#ifdef SYNC_LOOP_BLOCK_ENTER /* runtime/sync.h came first: a workload's copy */
+static SYNC_NOINLINE __attribute__((unused)) void wl_sample_start_(struct wl_thread *t)
+{
+    if (WL_LOOP_WINDOW_DUE_(t)) {
+        ta_window_start();
+        SYNC_LOOP_BLOCK_ENTER();
+    } else {
+        t->sample_t0 = sync_now_ns();
+    }
+}
+static SYNC_NOINLINE __attribute__((unused)) void wl_sample_block_done_(struct wl_thread *t)
+{
+    if (WL_LOOP_WINDOW_DUE_(t)) {
+        SYNC_LOOP_BLOCK_LEAVE();
+        ta_window_block_done();
+    } else {
+        lat_add(&t->block_hist, sync_now_ns() - t->sample_t0);
+    }
+}
+static SYNC_NOINLINE __attribute__((unused)) void wl_sample_end_(struct wl_thread *t, uint64_t n)
+{
+    if (WL_LOOP_WINDOW_DUE_(t))
+        lat_add(&t->block_hist, ta_window_stop());
+    if (n)
+        lat_add(&t->len_hist, n);   /* tx_len_*: the sampled blocks' lengths */
+}
+#endif
+#define WL_LOOP_SAMPLED_(_t) SYNC_UNLIKELY((_t->blocks & (WL_BLOCK_SAMPLE - 1)) == 0)
 #define WL_LOOP(ctx, t, block)                                                          \
     do {                                                                                \
         struct wl_thread *_t = (t);                                                     \
@@ -184,34 +217,18 @@ void wl_fail(struct wl_thread *t, const char *fmt, ...) SYNC_TM_PURE
                 break;                                                                  \
             if (_t->ops_target && _t->ops >= _t->ops_target)                            \
                 break;                                                                  \
-            /* 0: plain; 1: a block latency sample; 2: also a window. One call site \
-             * of block: with two, compilers stopped inlining it into this loop. */     \
-            int _mode = SYNC_LIKELY((_t->blocks & (WL_BLOCK_SAMPLE - 1)) != 0) ? 0       \
-                        : WL_LOOP_WINDOW_DUE_(_t) ? 2 : 1;                              \
-            uint64_t _t0 = 0;                                                           \
-            if (SYNC_UNLIKELY(_mode)) {                                                 \
-                if (_mode == 2) {                                                       \
-                    ta_window_start();                                                  \
-                    SYNC_LOOP_BLOCK_ENTER();                                            \
-                } else {                                                                \
-                    _t0 = sync_now_ns();                                                \
-                }                                                                       \
-            }                                                                           \
+            /* One call site of block: with two, compilers stopped inlining it into    \
+             * this loop. A sampled iteration is a block latency sample, and one in    \
+             * TA_WINDOW_EVERY / WL_BLOCK_SAMPLE of those a window. */                  \
+            if (WL_LOOP_SAMPLED_(_t))                                                   \
+                wl_sample_start_(_t);                                                   \
             uint64_t _n = block((ctx), _t);                                             \
-            if (SYNC_UNLIKELY(_mode)) {                                                 \
-                if (_mode == 2) {                                                       \
-                    SYNC_LOOP_BLOCK_LEAVE();                                            \
-                    ta_window_block_done();                                             \
-                } else {                                                                \
-                    lat_add(&_t->block_hist, sync_now_ns() - _t0);                      \
-                }                                                                       \
-            }                                                                           \
+            if (WL_LOOP_SAMPLED_(_t))                                                   \
+                wl_sample_block_done_(_t);                                              \
             if (_n)                                                                     \
                 sync_tick();                                                            \
-            if (SYNC_UNLIKELY(_mode == 2))                                              \
-                lat_add(&_t->block_hist, ta_window_stop());                             \
-            if (SYNC_UNLIKELY(_mode) && _n)                                             \
-                lat_add(&_t->len_hist, _n); /* tx_len_*: the sampled blocks' lengths */ \
+            if (WL_LOOP_SAMPLED_(_t))                                                   \
+                wl_sample_end_(_t, _n);                                                 \
             if (_n == 0)                                                                \
                 break;                                                                  \
             _t->ops += _n;                                                              \
