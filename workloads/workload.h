@@ -206,7 +206,7 @@ static SYNC_NOINLINE __attribute__((unused)) void wl_sample_end_(struct wl_threa
         lat_add(&t->len_hist, n);   /* tx_len_*: the sampled blocks' lengths */
 }
 #endif
-#define WL_LOOP_SAMPLED_(_t) SYNC_UNLIKELY((_t->blocks & (WL_BLOCK_SAMPLE - 1)) == 0)
+#define WL_LOOP_SAMPLED_(_t) ((_t->blocks & (WL_BLOCK_SAMPLE - 1)) == 0)
 #define WL_LOOP(ctx, t, block)                                                          \
     do {                                                                                \
         struct wl_thread *_t = (t);                                                     \
@@ -220,14 +220,15 @@ static SYNC_NOINLINE __attribute__((unused)) void wl_sample_end_(struct wl_threa
             /* One call site of block: with two, compilers stopped inlining it into    \
              * this loop. A sampled iteration is a block latency sample, and one in    \
              * TA_WINDOW_EVERY / WL_BLOCK_SAMPLE of those a window. */                  \
-            if (WL_LOOP_SAMPLED_(_t))                                                   \
+            const int _s = WL_LOOP_SAMPLED_(_t);                                        \
+            if (SYNC_UNLIKELY(_s))                                                      \
                 wl_sample_start_(_t);                                                   \
             uint64_t _n = block((ctx), _t);                                             \
-            if (WL_LOOP_SAMPLED_(_t))                                                   \
+            if (SYNC_UNLIKELY(_s))                                                      \
                 wl_sample_block_done_(_t);                                              \
             if (_n)                                                                     \
                 sync_tick();                                                            \
-            if (WL_LOOP_SAMPLED_(_t))                                                   \
+            if (SYNC_UNLIKELY(_s))                                                      \
                 wl_sample_end_(_t, _n);                                                 \
             if (_n == 0)                                                                \
                 break;                                                                  \
