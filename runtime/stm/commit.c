@@ -261,6 +261,7 @@ void _stm_write_slowpath(void __seg_gs *obj)
     _Atomic uint64_t *slot = wlock_slot(off);
     uint64_t mine = (uint64_t)s->idx;
     uint64_t w = NOT_OWNED;
+    int waited = 0;
     /* Ownership detects write-write conflicts early; serialisability rests on
      * validation alone (a write implies a read, I5). A thread alone has nobody to
      * conflict with, so it skips the CAS and never touches the word (relaxed: a
@@ -289,10 +290,12 @@ void _stm_write_slowpath(void __seg_gs *obj)
          * release: pairs with the acquire in check_abort_request. */
         atomic_store_explicit(&G.segs[owner].abort_request, 1, memory_order_release);
         TA_TIMED_BEGIN(TA_WAIT_OWNER);
+        waited = 1;
         sched_yield();
         w = atomic_load_explicit(slot, memory_order_acquire);
     }
-    TA_TIMED_END();
+    if (SYNC_UNLIKELY(waited))
+        TA_TIMED_END();   /* only a wait opened an interval: no call on the fast path */
 
     STM_ASSERT(w == NOT_OWNED ||
                    (atomic_load_explicit(slot, memory_order_relaxed) & 0xffff) == mine,
