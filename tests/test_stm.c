@@ -619,9 +619,70 @@ static void test_fill_waits_for_late_publish_(void **state)
     test_fill_waits_for_late_publish();
 }
 
+/* An inevitable transaction that asks a committer for an object after the committer
+ * linked its entry (it can no longer abort) is answered by the committer's release of
+ * the object; the request must not outlive that commit, or the committer's next
+ * transaction aborts for nothing at its first write (found by review). A owns X and
+ * parks after its link and copies, before its release; B, inevitable, writes X: it asks
+ * A to abort and waits; A then releases X, and its next transaction writes Y. */
+static struct stm_seg *seg_of(int tid) { return &G.segs[tid + 1]; }
+static atomic_int req_asked;
+static void req_park(void)
+{
+    sem_post(&s_b); /* B: go inevitable and write X (A still owns it) */
+    for (int i = 0; i < 5000 && !atomic_load(&seg_of(0)->abort_request); i++)
+        usleep(1000);
+    atomic_store(&req_asked, atomic_load(&seg_of(0)->abort_request));
+}
+static void *req_a(void *arg)
+{
+    (void)arg;
+    enter(0);
+    stm_test_before_release = req_park;
+    SYNC_ATOMIC("test.req.a1") {
+        SYNC_WRITE(X);
+        X->v = 1;
+    }
+    stm_test_before_release = NULL;
+    sem_wait(&s_a);             /* B committed */
+    SYNC_ATOMIC("test.req.a2") {
+        SYNC_WRITE(Y);
+        Y->v = 3;
+    }
+    sync_runtime_stm.thread_exit(&st_a);
+    return NULL;
+}
+static void *req_b(void *arg)
+{
+    (void)arg;
+    enter(1);
+    sem_wait(&s_b);
+    SYNC_ATOMIC("test.req.b") {
+        sync_inevitable();
+        SYNC_WRITE(X);          /* owned by A: ask, then wait for its release */
+        X->v = 2;
+    }
+    sem_post(&s_a);
+    sync_runtime_stm.thread_exit(&st_b);
+    return NULL;
+}
+static void test_abort_request_ends_with_the_commit(void **state)
+{
+    (void)state;
+    rt_up(2);
+    atomic_store(&req_asked, 0);
+    run2(req_a, req_b);
+    assert_int_equal(atomic_load(&req_asked), 1);   /* B did ask while A owned X */
+    assert_int_equal(committed_v(X), 2);
+    assert_int_equal(committed_v(Y), 3);
+    assert_true(st_b.inevitable >= 1);
+    assert_int_equal(st_a.aborts[SYNC_ABORT_INEVITABLE], 0); /* no abort for nothing */
+    assert_int_equal(sync_stats_aborts(&st_a), 0);
+    rt_down();
+}
+
 /* Imports copy only into granules the importer has; commits touch no other segment's
  * pages, page states or counters. */
-static struct stm_seg *seg_of(int tid) { return &G.segs[tid + 1]; }
 static void *skip_a(void *arg)
 {
     (void)arg;
@@ -860,6 +921,7 @@ int main(void)
         cmocka_unit_test(test_fault_while_other_commits),
         cmocka_unit_test(test_import_skips_untouched_pages),
         cmocka_unit_test(test_fill_waits_for_late_publish_),
+        cmocka_unit_test(test_abort_request_ends_with_the_commit),
         cmocka_unit_test(test_counters_exact),
         cmocka_unit_test(test_abort_keeps_no_chunk),
         cmocka_unit_test(test_leaving_a_block_open_is_caught),

@@ -35,6 +35,7 @@
 
 #ifdef STM_TEST_HOOKS
 void (*stm_test_after_link)(void); /* tests only: stm_internal.h */
+void (*stm_test_before_release)(void);
 #endif
 
 /* ------------------------------------------------------------------ helpers */
@@ -584,7 +585,11 @@ void _stm_commit(void)
 
     /* Give up ownership (I3) with the new revision; release: pairs with the next
      * owner's acquire CAS. */
-    if (s->nowned)
+    if (s->nowned) {
+#ifdef STM_TEST_HOOKS
+        if (stm_test_before_release)
+            stm_test_before_release();
+#endif
         for (size_t i = 0; i < s->nws; i++)
             if (s->ws[i].saved != NOT_OWNED) {
                 STM_ASSERT((atomic_load_explicit(wlock_slot(s->ws[i].off), memory_order_relaxed) &
@@ -592,6 +597,14 @@ void _stm_commit(void)
                            "I3: the committer owns every object it releases");
                 atomic_store_explicit(wlock_slot(s->ws[i].off), rev << 16, memory_order_release);
             }
+        /* An inevitable transaction that asked for one of these objects after we could
+         * no longer abort is answered by the release above; a flag left set would abort
+         * our next transaction for nothing. We own nothing now, so any request still
+         * set is stale (relaxed: the requester waits for the objects' words, not for
+         * the flag). */
+        if (SYNC_UNLIKELY(atomic_load_explicit(&s->abort_request, memory_order_relaxed)))
+            atomic_store_explicit(&s->abort_request, 0, memory_order_relaxed);
+    }
     for (size_t i = 0; i < s->nfrees; i++)
         push_limbo(s, s->frees[i].off, s->frees[i].size, rev);
     tx_reset(s);

@@ -457,6 +457,9 @@ static inline void tx_reset(struct stm_seg *s)
 /* Called, when set, by a committer between releasing the commit lock and copying its
  * owned objects into segment 0 (the stepped tests park a thread there). */
 extern void (*stm_test_after_link)(void);
+/* Called, when set, by a committer that owned objects after its copies, before it
+ * gives the objects up (it can no longer abort there). */
+extern void (*stm_test_before_release)(void);
 int stm_debug_page_accessible(int tid, const void __seg_gs *obj);
 int stm_debug_eager_pages(void);  /* 1 under valgrind or STM_PAGES=eager */
 uintptr_t stm_debug_heap_cursor(void);
