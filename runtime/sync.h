@@ -115,6 +115,11 @@ const struct sync_runtime *sync_runtime_find(const char *name);
 #define SYNC_LOOP_BLOCK_ENTER() ((void)0)
 #define SYNC_LOOP_BLOCK_LEAVE() ((void)0)
 #endif
+/* The thread loop opens (1) and closes (0) a window of the time breakdown: a runtime
+ * may mirror it in its own thread-local state, which its block hooks then test (gil). */
+#ifndef SYNC_LOOP_WINDOW
+#define SYNC_LOOP_WINDOW(on) ((void)0)
+#endif
 
 #ifdef SYNC_RT_NAME
 #ifndef SYNC_ALLOC

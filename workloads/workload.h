@@ -184,6 +184,7 @@ static SYNC_NOINLINE __attribute__((unused)) void wl_sample_start_(struct wl_thr
 {
     if (WL_LOOP_WINDOW_DUE_(t)) {
         ta_window_start();
+        SYNC_LOOP_WINDOW(1);
         SYNC_LOOP_BLOCK_ENTER();
     } else {
         t->sample_t0 = sync_now_ns();
@@ -200,8 +201,10 @@ static SYNC_NOINLINE __attribute__((unused)) void wl_sample_block_done_(struct w
 }
 static SYNC_NOINLINE __attribute__((unused)) void wl_sample_end_(struct wl_thread *t, uint64_t n)
 {
-    if (WL_LOOP_WINDOW_DUE_(t))
+    if (WL_LOOP_WINDOW_DUE_(t)) {
         lat_add(&t->block_hist, ta_window_stop());
+        SYNC_LOOP_WINDOW(0);
+    }
     if (n)
         lat_add(&t->len_hist, n);   /* tx_len_*: the sampled blocks' lengths */
 }
