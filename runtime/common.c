@@ -29,46 +29,33 @@ uint64_t lat_bucket_low(unsigned b)
 uint64_t lat_quantile2(const struct lat_hist *a, uint64_t wa, const struct lat_hist *b,
                        uint64_t wb, double q)
 {
-    double total = (double)a->count * (double)wa + (double)b->count * (double)wb;
-    if (total <= 0)
+    uint64_t total = a->count * wa + (b ? b->count * wb : 0);
+    if (total == 0)
         return 0;
     if (q <= 0)
         q = 1e-9;
     if (q > 1)
         q = 1;
-    double rank = q * total;
-    double seen = 0;
+    uint64_t rank = (uint64_t)(q * (double)total + 0.999999);
+    if (rank == 0)
+        rank = 1;
+    uint64_t seen = 0;
     for (unsigned i = 0; i < LAT_NBUCKETS; i++) {
-        seen += (double)a->bucket[i] * (double)wa + (double)b->bucket[i] * (double)wb;
-        if (seen >= rank * (1 - 1e-12))
+        seen += a->bucket[i] * wa + (b ? b->bucket[i] * wb : 0);
+        if (seen >= rank)
             return lat_bucket_low(i);
     }
-    return a->max_ns > b->max_ns ? a->max_ns : b->max_ns;
+    return b && b->max_ns > a->max_ns ? b->max_ns : a->max_ns;
+}
+
+uint64_t lat_quantile(const struct lat_hist *h, double q)
+{
+    return lat_quantile2(h, 1, NULL, 0, q);
 }
 
 uint64_t sync_op_quantile(const struct sync_stats *s, uint64_t weight, double q)
 {
     return lat_quantile2(&s->op_hist, weight, &s->op_stall_hist, 1, q);
-}
-
-uint64_t lat_quantile(const struct lat_hist *h, double q)
-{
-    if (h->count == 0)
-        return 0;
-    if (q <= 0)
-        q = 1e-9;
-    if (q > 1)
-        q = 1;
-    uint64_t rank = (uint64_t)(q * (double)h->count + 0.999999);
-    if (rank == 0)
-        rank = 1;
-    uint64_t seen = 0;
-    for (unsigned i = 0; i < LAT_NBUCKETS; i++) {
-        seen += h->bucket[i];
-        if (seen >= rank)
-            return lat_bucket_low(i);
-    }
-    return h->max_ns;
 }
 
 const char *sync_abort_kind_name(enum sync_abort_kind k)

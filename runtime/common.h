@@ -95,7 +95,8 @@ void lat_merge(struct lat_hist *into, const struct lat_hist *from);
 /* The value at quantile q (0 < q <= 1): the lower bound of the bucket holding it,
  * 0 when the histogram is empty. */
 uint64_t lat_quantile(const struct lat_hist *h, double q);
-/* The same over the union of two histograms whose samples weigh wa and wb. */
+/* The same over the union of two histograms whose samples weigh wa and wb (b may be
+ * NULL: a alone; lat_quantile is lat_quantile2(h, 1, NULL, 0, q)). */
 uint64_t lat_quantile2(const struct lat_hist *a, uint64_t wa, const struct lat_hist *b,
                        uint64_t wb, double q);
 /* Lower bound of bucket b (exposed for tests). */

@@ -111,10 +111,14 @@ static void ta_stall(struct ta_thread *t, uint64_t d, uint64_t now)
         t->timed_max = d;
     if (d < ta_stall_ticks)
         return;
-    int by_iter = t->iter != NULL, same = by_iter || t->sampling;
-    uint64_t key = by_iter ? *t->iter : t->windows;
-    uint64_t t0 = now - d;
-    if (t->stall_pending && same && t->stall_by_iter == by_iter && t->stall_key == key) {
+    int by_iter = t->iter != NULL;
+    if (!by_iter && !t->sampling) {     /* nothing tells its iteration: a sample alone */
+        ta_stall_flush(t);
+        lat_add(&t->stall_hist, ta_ns(d));
+        return;
+    }
+    uint64_t key = by_iter ? *t->iter : t->windows, t0 = now - d;
+    if (t->stall_pending && t->stall_by_iter == by_iter && t->stall_key == key) {
         if (t0 < t->stall_t0)
             t->stall_t0 = t0;
         if (now > t->stall_t1)
@@ -123,11 +127,9 @@ static void ta_stall(struct ta_thread *t, uint64_t d, uint64_t now)
         ta_stall_flush(t);
         t->stall_pending = 1;
         t->stall_by_iter = by_iter;
-        t->stall_key = same ? key : UINT64_MAX;
+        t->stall_key = key;
         t->stall_t0 = t0;
         t->stall_t1 = now;
-        if (!same)                      /* nothing tells its iteration: alone */
-            ta_stall_flush(t);
     }
     t->win_stalled |= t->sampling;
 }
