@@ -681,6 +681,77 @@ static void test_abort_request_ends_with_the_commit(void **state)
     rt_down();
 }
 
+/* The same request, stored after A's commit had released X and cleared its flag (the
+ * requester read the ownership word just before): the requester clears it when its
+ * wait ends, so A's next transaction still commits at once. A parks before its
+ * release; B, inevitable, finds A owning X and parks just before its request until A
+ * has finished that commit. */
+static sem_t s_park;
+static atomic_int late_a1_done;
+static void late_ask_park(void)
+{
+    sem_post(&s_b);             /* B: go inevitable and write X */
+    sem_wait(&s_park);          /* until B is about to ask */
+}
+static void late_ask(void)
+{
+    stm_test_before_ask = NULL;
+    sem_post(&s_park);          /* A: release X, clear, finish the commit */
+    while (!atomic_load(&late_a1_done))
+        usleep(1000);
+}
+static void *late_req_a(void *arg)
+{
+    (void)arg;
+    enter(0);
+    stm_test_before_release = late_ask_park;
+    SYNC_ATOMIC("test.latereq.a1") {
+        SYNC_WRITE(X);
+        X->v = 1;
+    }
+    stm_test_before_release = NULL;
+    atomic_store(&late_a1_done, 1);
+    sem_wait(&s_a);             /* B committed */
+    SYNC_ATOMIC("test.latereq.a2") {
+        SYNC_WRITE(Y);
+        Y->v = 3;
+    }
+    sync_runtime_stm.thread_exit(&st_a);
+    return NULL;
+}
+static void *late_req_b(void *arg)
+{
+    (void)arg;
+    enter(1);
+    sem_wait(&s_b);
+    stm_test_before_ask = late_ask;
+    SYNC_ATOMIC("test.latereq.b") {
+        sync_inevitable();
+        SYNC_WRITE(X);          /* A owns X when B looks; B asks after A let go */
+        X->v = 2;
+    }
+    stm_test_before_ask = NULL;
+    sem_post(&s_a);
+    sync_runtime_stm.thread_exit(&st_b);
+    return NULL;
+}
+static void test_abort_request_after_the_commit(void **state)
+{
+    (void)state;
+    rt_up(2);
+    sem_init(&s_park, 0, 0);
+    atomic_store(&late_a1_done, 0);
+    run2(late_req_a, late_req_b);
+    assert_int_equal(atomic_load(&late_a1_done), 1);
+    assert_int_equal(committed_v(X), 2);
+    assert_int_equal(committed_v(Y), 3);
+    assert_true(st_b.inevitable >= 1);
+    assert_int_equal(atomic_load(&seg_of(0)->abort_request), 0); /* nothing left set */
+    assert_int_equal(sync_stats_aborts(&st_a), 0);           /* no abort for nothing */
+    sem_destroy(&s_park);
+    rt_down();
+}
+
 /* Imports copy only into granules the importer has; commits touch no other segment's
  * pages, page states or counters. */
 static void *skip_a(void *arg)
@@ -922,6 +993,7 @@ int main(void)
         cmocka_unit_test(test_import_skips_untouched_pages),
         cmocka_unit_test(test_fill_waits_for_late_publish_),
         cmocka_unit_test(test_abort_request_ends_with_the_commit),
+        cmocka_unit_test(test_abort_request_after_the_commit),
         cmocka_unit_test(test_counters_exact),
         cmocka_unit_test(test_abort_keeps_no_chunk),
         cmocka_unit_test(test_leaving_a_block_open_is_caught),

@@ -36,6 +36,7 @@
 #ifdef STM_TEST_HOOKS
 void (*stm_test_after_link)(void); /* tests only: stm_internal.h */
 void (*stm_test_before_release)(void);
+void (*stm_test_before_ask)(void);
 #endif
 
 /* ------------------------------------------------------------------ helpers */
@@ -262,7 +263,7 @@ void _stm_write_slowpath(void __seg_gs *obj)
     _Atomic uint64_t *slot = wlock_slot(off);
     uint64_t mine = (uint64_t)s->idx;
     uint64_t w = NOT_OWNED;
-    int waited = 0;
+    int asked = 0;   /* the owner we asked to let go (segment >= 1); 0: none */
     /* Ownership detects write-write conflicts early; serialisability rests on
      * validation alone (a write implies a read, I5). A thread alone has nobody to
      * conflict with, so it skips the CAS and never touches the word (relaxed: a
@@ -288,15 +289,31 @@ void _stm_write_slowpath(void __seg_gs *obj)
         if (!s->inevitable)
             stm_abort(SYNC_ABORT_WRITE_WRITE, (int)owner, off);
         /* We are inevitable (I6): ask the owner to abort and wait for the object.
-         * release: pairs with the acquire in check_abort_request. */
+         * The object changed hands meanwhile: the last owner we asked let it go
+         * (relaxed: as below). */
+        if (asked && asked != (int)owner)
+            atomic_store_explicit(&G.segs[asked].abort_request, 0, memory_order_relaxed);
+#ifdef STM_TEST_HOOKS
+        if (stm_test_before_ask)
+            stm_test_before_ask();
+#endif
+        /* release: pairs with the acquire in check_abort_request */
         atomic_store_explicit(&G.segs[owner].abort_request, 1, memory_order_release);
+        asked = (int)owner;
         TA_TIMED_BEGIN(TA_WAIT_OWNER);
-        waited = 1;
         sched_yield();
         w = atomic_load_explicit(slot, memory_order_acquire);
     }
-    if (SYNC_UNLIKELY(waited))
+    if (SYNC_UNLIKELY(asked)) {
+        /* The owner let the object go, which answers our request whenever it came:
+         * a flag left set (our store may have landed after the owner's commit had
+         * cleared it) would abort the owner's next transaction for nothing. Only the
+         * inevitable transaction sets these flags, and it sets one again for any
+         * object it waits for next (relaxed: the flag is a hint to abort; an owner
+         * that read it before this store aborts once for nothing, as before). */
+        atomic_store_explicit(&G.segs[asked].abort_request, 0, memory_order_relaxed);
         TA_TIMED_END();   /* only a wait opened an interval: no call on the fast path */
+    }
 
     STM_ASSERT(w == NOT_OWNED ||
                    (atomic_load_explicit(slot, memory_order_relaxed) & 0xffff) == mine,
@@ -601,7 +618,9 @@ void _stm_commit(void)
          * no longer abort is answered by the release above; a flag left set would abort
          * our next transaction for nothing. We own nothing now, so any request still
          * set is stale (relaxed: the requester waits for the objects' words, not for
-         * the flag). */
+         * the flag). The requester clears its request too when its wait ends (the
+         * write slow path), which covers a request stored after this clear; this one
+         * covers a requester slow to resume. */
         if (SYNC_UNLIKELY(atomic_load_explicit(&s->abort_request, memory_order_relaxed)))
             atomic_store_explicit(&s->abort_request, 0, memory_order_relaxed);
     }

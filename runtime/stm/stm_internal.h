@@ -460,6 +460,9 @@ extern void (*stm_test_after_link)(void);
 /* Called, when set, by a committer that owned objects after its copies, before it
  * gives the objects up (it can no longer abort there). */
 extern void (*stm_test_before_release)(void);
+/* Called, when set, by an inevitable transaction just before it asks an object's owner
+ * to let go (abort_request). */
+extern void (*stm_test_before_ask)(void);
 int stm_debug_page_accessible(int tid, const void __seg_gs *obj);
 int stm_debug_eager_pages(void);  /* 1 under valgrind or STM_PAGES=eager */
 uintptr_t stm_debug_heap_cursor(void);
