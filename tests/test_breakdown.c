@@ -233,6 +233,67 @@ static void test_gil_held_50ms_is_wait_gil(void **state)
     sync_stats_free(&g_st[1]);
 }
 
+/* ---- gil: the window's block hooks, nested blocks in and out of a window ---- */
+
+/* The GIL's block end tests only its depth: a block begun in a window carries a bias
+ * its end must take off (sync_gil.h). Nested blocks, in a window and out of one, must
+ * leave the depth at 0, count one commit per outermost block, time the window's block
+ * as work once, and keep sync_tick from dropping the GIL inside any block. */
+static void window_nesting(void)
+{
+    ta_thread_start();
+    gil_enter(0);
+    uint64_t c0 = gil_self.stats.commits;
+    ta_window_start();
+    SYNC_LOOP_WINDOW(1);
+    SYNC_ATOMIC("test.window.outer") {
+        assert_int_equal(ta_self.depth, 1);
+        assert_true(gil_self.depth > 1);        /* the bias: the end is not at 0 */
+        SYNC_ATOMIC("test.window.inner") {
+            assert_int_equal(ta_self.depth, 2);
+            bd_sleep_ms(2);                   /* work, in the window's block */
+        }
+        assert_int_equal(ta_self.depth, 1);
+        assert_int_equal(gil_self.stats.commits, c0);   /* not yet: still inside */
+    }
+    assert_int_equal(ta_self.depth, 0);
+    assert_int_equal(gil_self.depth, 0);
+    assert_int_equal(gil_self.stats.commits, c0 + 1);
+    ta_window_block_done();
+    uint64_t block_ns = ta_window_stop();
+    SYNC_LOOP_WINDOW(0);
+    assert_true(block_ns >= 2 * MS);
+    assert_int_equal(ta_self.windows, 1);
+    uint64_t work = ta_self.sampled[TA_WORK] + ta_self.sampled_spoiled[TA_WORK];
+    double work_ns = (double)work * ta_ns_per_tick();
+    if (work_ns < 2 * MS || work_ns > 50 * MS)
+        fail_msg("the window's 2 ms block shows %.0f ns of work", work_ns);
+    /* out of a window: nested blocks cost no hook and still count one commit */
+    SYNC_ATOMIC("test.nowindow.outer") {
+        assert_int_equal(gil_self.depth, 1);
+        SYNC_ATOMIC("test.nowindow.inner") {
+            assert_int_equal(gil_self.depth, 2);
+        }
+        assert_int_equal(gil_self.depth, 1);
+    }
+    assert_int_equal(gil_self.depth, 0);
+    assert_int_equal(ta_self.depth, 0);
+    assert_int_equal(gil_self.stats.commits, c0 + 2);
+    ta_thread_stop(&g_st[0]);
+    sync_runtime_gil.thread_exit(&g_st[0]);
+}
+
+static void test_gil_window_nesting(void **state)
+{
+    (void)state;
+    gil_up(1000);
+    window_nesting();    /* on this thread: cmocka's asserts must fail here */
+    sync_runtime_gil.fini();
+    assert_int_equal(g_st[0].commits, 2);
+    bd_assert_sum(&g_st[0]);
+    sync_stats_free(&g_st[0]);
+}
+
 /* ---- stepped: a holder that drops on request times its hand-off ---- */
 
 static void *drop_holder(void *arg)
@@ -338,6 +399,7 @@ int main(void)
         cmocka_unit_test(test_op_quantile_strata),
         cmocka_unit_test(test_gil_held_50ms_is_wait_gil),
         cmocka_unit_test(test_gil_drop_is_handoff_then_wait),
+        cmocka_unit_test(test_gil_window_nesting),
         cmocka_unit_test(test_spin_lock_held_30ms_is_wait_lock),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

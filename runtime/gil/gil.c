@@ -151,6 +151,29 @@ static void gil_release_locked(int forced)
     pthread_cond_signal(&gil_cond);
 }
 
+/* The time breakdown's block hooks in a window (sync_gil.h): every block begun in the
+ * window is timed; the outermost one adds the bias its end finds. */
+void _gil_begin_window(void)
+{
+    ta_block_enter_slow();
+    if (gil_self.depth == 1)
+        gil_self.depth += GIL_WINDOW_BIAS;
+}
+
+/* Reached from a block's end when the depth did not reach 0: a nested block ends, or
+ * a block of the window (the depth at or above the bias; an outermost one takes the
+ * bias off and counts its commit). */
+void _gil_end_nonzero(void)
+{
+    if (gil_self.depth < GIL_WINDOW_BIAS)
+        return;
+    ta_block_leave_slow();
+    if (gil_self.depth == GIL_WINDOW_BIAS) {
+        gil_self.depth = 0;
+        gil_self.stats.commits++;
+    }
+}
+
 void _gil_yield(void)
 {
     if (!gil_self.holding || gil_self.depth != 0)

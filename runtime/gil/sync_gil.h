@@ -20,7 +20,8 @@
 #define SYNC_RT_ID gil
 
 struct gil_tls {
-    int depth;        /* atomic-block nesting; the GIL is never dropped while > 0 */
+    int depth;        /* atomic-block nesting; the GIL is never dropped while > 0
+                       * (an outermost block in a window adds GIL_WINDOW_BIAS) */
     int ta_window;    /* a window of the time breakdown is open (SYNC_LOOP_WINDOW) */
     int holding;      /* this thread holds the GIL */
     struct sync_stats stats;
@@ -39,30 +40,37 @@ int gil_holder(void);              /* tid of the holder, -1 when free */
 uint64_t gil_switch_number(void);  /* number of times the GIL was taken since init */
 int gil_waiters(void);             /* threads waiting to take it */
 
-/* The time breakdown's block hooks test the loop's window in gil_self, beside the
- * depth the block updates anyway: one base address for both, where testing ta_self's
- * flag cost the hashmap block 12 instructions per operation (callgrind; the GIL's own
- * block is about 3). The window is opened and closed by the thread loop only
- * (SYNC_LOOP_WINDOW); a block outside a window, the common case, costs a test. */
+/* The time breakdown's block hooks. The begin tests the loop's window, a flag in
+ * gil_self beside the depth it updates anyway (testing ta_self's flag, a TLS address
+ * of its own, cost the hashmap block 12 instructions per operation in callgrind; the
+ * GIL's own block is about 3). The end tests nothing more than the depth it counts
+ * down: a block begun in a window (outermost) adds GIL_WINDOW_BIAS to the depth, so
+ * its end does not reach 0 and takes the slow path (out of line, as is the end of a
+ * nested block), which leaves the window's block and takes the bias off. A block
+ * outside a window, the common case, costs one test at its begin. The window is opened and closed by the thread loop only, outside
+ * blocks (SYNC_LOOP_WINDOW), so the bias never outlives a block. */
 #define SYNC_LOOP_WINDOW(on) ((void)(gil_self.ta_window = (on)))
+#define GIL_WINDOW_BIAS 0x40000000
+void _gil_begin_window(void);
+void _gil_end_nonzero(void);
 SYNC_INLINE int _gil_begin(void)
 {
     gil_self.depth++;
 #if STMBENCH_TIMEACCT
     if (SYNC_UNLIKELY(gil_self.ta_window))
-        ta_block_enter_slow();
+        _gil_begin_window();
 #endif
     return 1;
 }
 
 SYNC_INLINE int _gil_end(void)
 {
-#if STMBENCH_TIMEACCT
-    if (SYNC_UNLIKELY(gil_self.ta_window))
-        ta_block_leave_slow();
-#endif
-    if (--gil_self.depth == 0)
+    if (SYNC_LIKELY(--gil_self.depth == 0))
         gil_self.stats.commits++;
+#if STMBENCH_TIMEACCT
+    else
+        _gil_end_nonzero();    /* a nested block, or one of a window */
+#endif
     return 0;
 }
 
