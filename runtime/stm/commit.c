@@ -146,7 +146,7 @@ static void release_ownership_restore(struct stm_seg *s)
     /* Undo in reverse order: the oldest backup of an object wins. */
     for (size_t i = s->nws; i-- > 0;) {
         struct ws_entry *w = &s->ws[i];
-        memcpy(seg_addr(s->idx, w->off), s->backup + w->backup_at, w->size);
+        memcpy(s->base + w->off, s->backup + w->backup_at, w->size);
         /* release: pairs with the acquire CAS/load of the next owner; the restored
          * bytes are in our own segment only, so the order matters for I3 alone. */
         STM_ASSERT(w->saved == NOT_OWNED ||
@@ -445,7 +445,20 @@ static void flag_new_range(struct stm_seg *s, uintptr_t a, uintptr_t b)
  * the entry, or undo it at a fault (I2). */
 static inline void publish_run(struct stm_seg *s, uintptr_t off, size_t len)
 {
-    copy_bytes(seg_addr(0, off), seg_addr(s->idx, off), len);
+    copy_bytes(G.base + off, s->base + off, len);    /* segment 0 is at G.base */
+}
+
+void stm_grow_backup(struct stm_seg *s, uint32_t size)
+{
+    STM_GROW(s->ws, s->nws, s->ws_cap);
+    while (s->backup_len + size > s->backup_cap) {
+        size_t c = s->backup_cap ? s->backup_cap * 2 : 4096;
+        char *p = realloc(s->backup, c);
+        if (!p)
+            stm_out_of_resources("out of memory for %s", "write backups");
+        s->backup = p;
+        s->backup_cap = c;
+    }
 }
 
 void _stm_commit(void)
@@ -453,7 +466,7 @@ void _stm_commit(void)
     struct stm_seg *s = stm_me;
     SYNC_COMPILER_BARRIER();
     int timed = (++s->commit_counter & (SYNC_COMMIT_SAMPLE - 1)) == 0;
-    uint64_t t0 = timed ? sync_now_ns() : 0;
+    uint64_t t0 = timed ? ticks() : 0;    /* the TSC: about 11 ns here, clock_gettime 29 */
     STM_ASSERT(stm_self.depth == 1, "commit: the outermost block ends");
     STM_ASSERT(!s->holds_lock, "commit: starts without the commit lock");
     STM_ASSERT(!atomic_load_explicit(&s->publishing, memory_order_relaxed),
@@ -485,11 +498,11 @@ void _stm_commit(void)
     /* Every committed copy carries STM_WB: set it in our copy first (an abort restores
      * written objects from their backups, which have it too; new ones vanish). */
     for (size_t i = 0; i < s->nws; i++)
-        ((struct sync_hdr *)seg_addr(s->idx, s->ws[i].off))->flags |= STM_WB;
+        ((struct sync_hdr *)(s->base + s->ws[i].off))->flags |= STM_WB;
     for (size_t i = 0; i < s->nranges; i++)
         flag_new_range(s, s->ranges[i].a, s->ranges[i].b);
     for (size_t i = 0; i < s->nrecycled; i++)
-        ((struct sync_hdr *)seg_addr(s->idx, s->recycled[i].off))->flags |= STM_WB;
+        ((struct sync_hdr *)(s->base + s->recycled[i].off))->flags |= STM_WB;
     /* A log entry only matters to other active threads; build it before taking the
      * lock, so the lock covers only validation of the last entries, the copies into
      * segment 0 and the link (relaxed: re-checked under the lock). */
@@ -643,6 +656,6 @@ done:
     stm_self.depth = 0;
     TA_TX_END();
     if (timed)
-        lat_add(&s->stats.commit_hist, sync_now_ns() - t0);
+        lat_add(&s->stats.commit_hist, (uint64_t)((double)(ticks() - t0) * G.ns_per_tick));
     SYNC_COMPILER_BARRIER();
 }

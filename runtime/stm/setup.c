@@ -227,6 +227,7 @@ static int stm_init(const struct sync_config *cfg, char *err, size_t errlen)
             goto fail;
         }
         G.segs[s].idx = s;
+        G.segs[s].base = seg_addr(s, 0);
         G.segs[s].chaos_rng = (G.chaos ? G.chaos : 1) * 0x9E3779B97F4A7C15ull + (uint64_t)s;
     }
     G.log_first = G.log_tail = calloc(1, sizeof(struct log_entry)); /* the sentinel, rev 0 */

@@ -156,6 +156,7 @@ struct stm_seg {
                                   * our owned objects are copied into segment 0 (after it) */
     int idx;                     /* segment number, >= 1 for threads */
     /* private */
+    char *base;                  /* seg_addr(idx, 0), kept for the hot paths */
     struct log_entry *last;      /* last imported entry (its rev == rev) */
     const char *site;
     uint64_t attempt_ticks;
@@ -271,18 +272,13 @@ static inline void push_limbo(struct stm_seg *s, uintptr_t off, uint32_t size, u
     STM_GROW(s->limbo, s->nlimbo, s->limbo_cap);
     s->limbo[s->nlimbo++] = (struct limbo_entry){off, rev, cls};
 }
+/* Makes room for one more write-set entry and `size` more backup bytes (commit.c). */
+void stm_grow_backup(struct stm_seg *s, uint32_t size) __attribute__((cold, noinline));
 static inline void push_backup(struct stm_seg *s, uintptr_t off, uint32_t size, uint64_t saved)
 {
-    STM_GROW(s->ws, s->nws, s->ws_cap);
-    while (s->backup_len + size > s->backup_cap) {
-        size_t c = s->backup_cap ? s->backup_cap * 2 : 4096;
-        char *p = realloc(s->backup, c);
-        if (!p)
-            stm_out_of_resources("out of memory for %s", "write backups");
-        s->backup = p;
-        s->backup_cap = c;
-    }
-    const char *src = G.base + (size_t)s->idx * G.seg_size + off;
+    if (SYNC_UNLIKELY(s->nws == s->ws_cap || s->backup_len + size > s->backup_cap))
+        stm_grow_backup(s, size);
+    const char *src = s->base + off;
     char *dst = s->backup + s->backup_len;
     if (size <= 32 && size % 8 == 0)
         for (uint32_t i = 0; i < size; i += 8)
