@@ -144,6 +144,70 @@ static void test_read_write_conflict(void **state)
     rt_down();
 }
 
+/* ---- read-write, A begun alone: A reads X without marking it (no other thread was
+ * entered at its begin); B enters and commits X; A's commit finds B's entry, has no
+ * markers to validate by, and aborts; the retry marks, reads B's value and wins ---- */
+static int alone_attempts_a, alone_marked[3];
+static void *alone_a(void *arg)
+{
+    (void)arg;
+    enter(0);               /* alone: B enters only after A's first read */
+    SYNC_ATOMIC("test.alone.a") {
+        int k = alone_attempts_a++;
+        if (k < 3)
+            alone_marked[k] = stm_self.mark;
+        SYNC_READ(X);
+        long x = X->v;
+        if (k == 0) {
+            sem_post(&s_b);  /* B: enter and commit your write to X now */
+            sem_wait(&s_a);  /* ... done */
+        }
+        SYNC_WRITE(Y);
+        Y->v = x + 1;
+    }
+    sem_post(&s_b);         /* B may leave */
+    sync_runtime_stm.thread_exit(&st_a);
+    return NULL;
+}
+static void *alone_b(void *arg)
+{
+    (void)arg;
+    sem_wait(&s_b);
+    char err[256];
+    if (sync_runtime_stm.thread_enter(1, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    SYNC_ATOMIC("test.alone.b") {
+        SYNC_WRITE(X);
+        X->v = 100;
+    }
+    sem_post(&s_a);
+    sem_wait(&s_b);         /* stay entered until A committed: its retry marks */
+    sync_runtime_stm.thread_exit(&st_b);
+    return NULL;
+}
+static void test_read_write_conflict_begun_alone(void **state)
+{
+    (void)state;
+    rt_up(2);
+    alone_attempts_a = 0;
+    memset(alone_marked, 0xff, sizeof alone_marked);
+    pthread_t ta, tb;
+    pthread_create(&ta, NULL, alone_a, NULL);
+    pthread_create(&tb, NULL, alone_b, NULL);
+    pthread_join(ta, NULL);
+    pthread_join(tb, NULL);
+    assert_int_equal(alone_attempts_a, 2);
+    assert_int_equal(alone_marked[0], 0);  /* begun alone: no read markers */
+    assert_int_equal(alone_marked[1], 1);  /* B entered: the retry marks */
+    assert_int_equal(st_a.aborts[SYNC_ABORT_READ_WRITE], 1);
+    assert_int_equal(sync_stats_aborts(&st_b), 0);
+    assert_int_equal(committed_v(X), 100);
+    assert_int_equal(committed_v(Y), 101); /* no lost update: the retry read B's value */
+    assert_int_equal(st_a.nconflicts, 1);
+    assert_int_equal(st_a.conflicts[0].other, 1);
+    rt_down();
+}
+
 /* ---- write-write: A owns X, B's write aborts (write-write), no update is lost ---- */
 static int ww_attempts_b;
 static void *ww_a(void *arg)
@@ -983,6 +1047,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_read_write_conflict),
+        cmocka_unit_test(test_read_write_conflict_begun_alone),
         cmocka_unit_test(test_write_write_conflict),
         cmocka_unit_test(test_inevitable_never_aborts),
         cmocka_unit_test(test_abort_discards_writes_and_allocations),

@@ -6,6 +6,8 @@
  *  - lost update: every thread increments one shared counter and its own counter;
  *  - churn: a shared linked list with inserts and deletes (allocation and freeing
  *    under contention), its length and sum checked inside every traversal.
+ * The reenter cases make threads leave and enter again all the time, so that threads
+ * run alone (marking no reads) while others come back and commit.
  * STRESS_SCALE (environment) multiplies the iteration counts (make stress uses it);
  * STRESS_CHAOS (environment, a non-zero integer) replaces the fixed chaos seeds of the
  * chaos cases, so that repeated stress runs see other interleavings.
@@ -15,6 +17,7 @@
 #include "runtime/stm/stm_internal.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -54,6 +57,11 @@ static long iters;
 static struct sync_stats total;
 static pthread_mutex_t total_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_barrier_t gate;
+/* > 0: each thread leaves the runtime and enters it again every about this many
+ * iterations, so threads often run alone (their transactions then mark no reads) while
+ * others come back and commit: the alone-mode validation is stressed too. */
+static long reenter_every;
+static atomic_long alone_attempts; /* attempts begun with no other thread entered */
 
 static long scale(void)
 {
@@ -121,7 +129,23 @@ static void *worker(void *arg)
     }
     uint64_t rng = 0x1234567ull * (uint64_t)(tid + 1);
     pthread_barrier_wait(&gate); /* all threads start together, so they overlap */
+    struct sync_stats st = {0};
+    long alone = 0;
+    long next_leave = reenter_every ? reenter_every / 2 + tid * 7 : -1;
     for (long i = 0; i < iters; i++) {
+        if (i == next_leave) {      /* leave, let the others run alone a while, enter */
+            struct sync_stats part = {0};
+            sync_runtime_stm.thread_exit(&part);
+            sync_stats_merge(&st, &part);
+            sync_stats_free(&part);
+            for (int y = 0; y < 1 + (int)(xs(&rng) % 50); y++)
+                sched_yield();
+            if (sync_runtime_stm.thread_enter(tid, err, sizeof err) != 0) {
+                atomic_fetch_add(&violations, 1000000);
+                return NULL;
+            }
+            next_leave = i + reenter_every / 2 + (long)(xs(&rng) % (uint64_t)reenter_every);
+        }
         uint64_t r = xs(&rng);
         int op = (int)(r % 10);
         if (op < 5) {               /* transfer */
@@ -130,6 +154,7 @@ static void *worker(void *arg)
                 b = (b + 1) % NACCTS;
             long amt = (long)((r >> 32) % 50);
             SYNC_ATOMIC("stress.transfer") {
+                alone += !stm_self.mark;
                 SYNC_WRITE(accts[a]);
                 SYNC_WRITE(accts[b]);
                 accts[a]->balance -= amt;
@@ -147,6 +172,7 @@ static void *worker(void *arg)
             }
         } else if (op < 8) {        /* lost-update counters */
             SYNC_ATOMIC("stress.counter") {
+                alone += !stm_self.mark;
                 SYNC_WRITE(counter);
                 counter->balance++;
                 SYNC_WRITE(own[tid]);
@@ -159,6 +185,7 @@ static void *worker(void *arg)
             long key = (long)(r >> 16) % 1000;
             int del = (r >> 40) & 1;
             SYNC_ATOMIC("stress.list") {
+                alone += !stm_self.mark;
                 SYNC_READ(list);
                 if (del && list->head) {
                     node_ref h = list->head;
@@ -192,17 +219,23 @@ static void *worker(void *arg)
             }
         }
     }
-    struct sync_stats st = {0};
-    sync_runtime_stm.thread_exit(&st);
+    struct sync_stats part = {0};
+    sync_runtime_stm.thread_exit(&part);
+    sync_stats_merge(&st, &part);
+    sync_stats_free(&part);
+    atomic_fetch_add(&alone_attempts, alone);
     pthread_mutex_lock(&total_lock);
     sync_stats_merge(&total, &st);
     pthread_mutex_unlock(&total_lock);
+    sync_stats_free(&st);
     return NULL;
 }
 
-static void run(int nthreads, const char *chaos, long n)
+static void run_reenter(int nthreads, const char *chaos, long n, long every)
 {
     setup(nthreads, chaos);
+    reenter_every = every;
+    atomic_store(&alone_attempts, 0);
     iters = n * scale();
     pthread_t th[64];
     pthread_barrier_init(&gate, NULL, (unsigned)nthreads);
@@ -249,9 +282,13 @@ static void run(int nthreads, const char *chaos, long n)
     assert_int_equal(total.commits, (unsigned long long)nthreads * iters);
     if (chaos)
         assert_true(sync_stats_aborts(&total) > 0); /* chaos forces the abort paths */
-    print_message("threads=%d chaos=%s iters=%ld commits=%llu aborts=%llu (ww %llu rw %llu "
-                  "inev %llu other %llu) inevitable=%llu unshared=%llu\n",
-                  nthreads, chaos ? chaos : "off", iters, (unsigned long long)total.commits,
+    if (every)   /* the alone mode was exercised: writing attempts begun alone */
+        assert_true(atomic_load(&alone_attempts) > 0);
+    print_message("threads=%d chaos=%s iters=%ld reenter=%ld alone=%ld commits=%llu "
+                  "aborts=%llu (ww %llu rw %llu inev %llu other %llu) inevitable=%llu "
+                  "unshared=%llu\n",
+                  nthreads, chaos ? chaos : "off", iters, every, atomic_load(&alone_attempts),
+                  (unsigned long long)total.commits,
                   (unsigned long long)sync_stats_aborts(&total),
                   (unsigned long long)total.aborts[SYNC_ABORT_WRITE_WRITE],
                   (unsigned long long)total.aborts[SYNC_ABORT_READ_WRITE],
@@ -262,7 +299,23 @@ static void run(int nthreads, const char *chaos, long n)
     teardown();
 }
 
+static void run(int nthreads, const char *chaos, long n)
+{
+    run_reenter(nthreads, chaos, n, 0);
+}
+
 static void test_2_threads(void **s) { (void)s; run(2, NULL, 300000); }
+static void test_2_threads_reenter(void **s) { (void)s; run_reenter(2, NULL, 200000, 2000); }
+static void test_2_threads_reenter_chaos(void **s)
+{
+    (void)s;
+    run_reenter(2, chaos_seed("13"), 20000, 200);
+}
+static void test_8_threads_reenter_chaos(void **s)
+{
+    (void)s;
+    run_reenter(8, chaos_seed("17"), 3000, 100);
+}
 static void test_2_threads_chaos(void **s) { (void)s; run(2, chaos_seed("7"), 20000); }
 static void test_8_threads(void **s) { (void)s; run(8, NULL, 60000); }
 static void test_8_threads_chaos(void **s) { (void)s; run(8, chaos_seed("11"), 3000); }
@@ -276,6 +329,9 @@ int main(void)
         cmocka_unit_test(test_2_threads_chaos),
         cmocka_unit_test(test_8_threads),
         cmocka_unit_test(test_8_threads_chaos),
+        cmocka_unit_test(test_2_threads_reenter),
+        cmocka_unit_test(test_2_threads_reenter_chaos),
+        cmocka_unit_test(test_8_threads_reenter_chaos),
     };
     return cmocka_run_group_tests_name("stm stress", tests, NULL, NULL);
 }

@@ -404,11 +404,15 @@ int _stm_begin(const char *site)
         stm_self.rv = 1;
     }
     s->site = site;
-    /* The attempt's start, for the wasted time of an abort. A thread alone cannot
-     * conflict, so it skips the clock (relaxed: a thread entering meanwhile only
-     * makes one abort report 0 ns). */
-    s->attempt_ticks =
-        (atomic_load_explicit(&G.nactive, memory_order_relaxed) > 1 || G.chaos) ? ticks() : 0;
+    /* A thread alone (relaxed: a thread entering meanwhile is caught at our commit,
+     * which then finds its entry) neither marks its reads nor reads the clock: nobody
+     * can conflict with it. If somebody commits before this transaction does, its
+     * validation has no markers to go by and aborts it (stm_import_log); the retry
+     * marks. The clock is for the wasted time of an abort: without it one abort
+     * reports 0 ns. */
+    int others = atomic_load_explicit(&G.nactive, memory_order_relaxed) > 1;
+    stm_self.mark = (uint16_t)others;
+    s->attempt_ticks = others || G.chaos ? ticks() : 0;
     TA_ATTEMPT(s->attempt_ticks);
     s->tx_bump = s->bump;
     s->tx_bump_end = s->bump_end;
@@ -423,8 +427,10 @@ int _stm_begin(const char *site)
         stm_import_log(s, 0, 0); /* nothing read yet: refresh the snapshot */
     STM_ASSERT(atomic_load_explicit(&s->rev, memory_order_relaxed) == s->last->rev,
                "I4: a segment's rev is its last imported entry's");
-    if (SYNC_UNLIKELY(stm_self.aborts_in_row >= INEVITABLE_AFTER))
+    if (SYNC_UNLIKELY(stm_self.aborts_in_row >= INEVITABLE_AFTER)) {
+        stm_self.mark = 1;   /* nothing read yet: becoming inevitable cannot abort */
         _stm_become_inevitable();
+    }
     TA_PHASE(TA_WORK);
     return 1;
 }

@@ -370,6 +370,7 @@ static int stm_enter(int tid, char *err, size_t errlen)
     stm_self.ro_commits = 0;
     stm_me = s;
     stm_self.rv = 1;
+    stm_self.mark = 1;
     stm_self.depth = 0;
     set_gs_base(seg_addr(s->idx, 0));
     return 0;

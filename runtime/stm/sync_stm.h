@@ -7,8 +7,9 @@
  * base points at its own segment, so one reference reads the thread's own copy.
  *
  *   read barrier   one 16-bit store of the transaction's read version into the
- *                  thread's read-marker array at %gs:2*(ref >> 4). No fence: the
- *                  segment changes only by its owner's hand.
+ *                  thread's read-marker array at %gs:2*(ref >> 4), when the
+ *                  transaction marks its reads (another thread was entered at its
+ *                  begin). No fence: the segment changes only by its owner's hand.
  *   write barrier  test the STM_WB flag in the object's header; if set (first write of
  *                  this object in the transaction), the out-of-line slow path takes
  *                  write ownership, unshares the pages, saves a backup, clears the flag.
@@ -49,6 +50,8 @@ void stm_longjmp(struct stm_jmpbuf *jb) __attribute__((noreturn));
 /* The hot per-thread state, first fields first. */
 struct stm_tls {
     uint16_t rv;             /* read version of the running transaction (never 0) */
+    uint16_t mark;           /* the running transaction marks its reads: another thread
+                              * was entered at its begin (DESIGN.md, "A thread alone") */
     int depth;               /* atomic-block nesting; 0 = not in a transaction */
     int dirty;               /* the transaction wrote, allocated, freed or is inevitable */
     int aborts_in_row;       /* consecutive aborts of the current block */
@@ -67,16 +70,19 @@ void _stm_become_inevitable(void);
 void _stm_left_open(const char *site) __attribute__((noreturn, cold));
 
 /* A read marker, as a struct of its own: type-based alias analysis then knows that a
- * marker store cannot change stm_self.rv (a plain uint16_t store could, as far as the
- * compiler knows, %gs and %fs being the same address space to it), so a loop of reads
- * loads rv once instead of once per object. */
+ * marker store cannot change stm_self.rv or stm_self.mark (a plain uint16_t store
+ * could, as far as the compiler knows, %gs and %fs being the same address space to
+ * it), so a loop of reads loads them once instead of once per object, and can test
+ * `mark` outside the loop. A transaction that began with no other thread entered does
+ * not mark (its commit aborts instead if anything was committed since its begin). */
 struct stm_marker {
     uint16_t rv;
 };
 SYNC_INLINE void stm_read_barrier(const void __seg_gs *obj)
 {
     struct stm_marker __seg_gs *markers = (struct stm_marker __seg_gs *)0;
-    markers[(uintptr_t)obj >> 4].rv = stm_self.rv;
+    if (stm_self.mark)
+        markers[(uintptr_t)obj >> 4].rv = stm_self.rv;
 }
 
 SYNC_INLINE void stm_write_barrier(void __seg_gs *obj)
