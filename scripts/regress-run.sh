@@ -19,6 +19,8 @@
 #     deterministic; cached per binary in $BUILD/regress/counts/.
 #  5. scripts/regress-ab: the verdict per figure (ratio B/A with its confidence
 #     interval), a markdown table (printed, and verdict.md), verdict.csv and plots.
+#  6. A timed figure that regressed is measured again with fresh pairs and counts as a
+#     regression only if the second round regresses too (REGRESS_CONFIRM).
 #     With REGRESS_HISTORY=FILE (make regress-history) the verdict rows are appended to
 #     FILE (results/history.csv).
 #
@@ -36,6 +38,7 @@
 #   REGRESS_REV       compare with this revision instead of the baseline's
 #   REGRESS_OUT       output directory (default $BUILD/regress/last, replaced each run)
 #   REGRESS_HISTORY   append the verdict to this CSV file
+#   REGRESS_CONFIRM   0: no second round for timed figures that regressed (default 1)
 #   REGRESS_A_BIN / REGRESS_B_BIN  use these binaries as A / B (no build of A; an A/A
 #                     noise measurement passes the same binary twice)
 #   REGRESS_TOL_*     tolerances, passed to scripts/regress-ab (see its --help)
@@ -280,6 +283,59 @@ $PY scripts/regress-ab verdict --a "$OUT/A.csv" --b "$OUT/B.csv" "${counts[@]}" 
     --meta "$OUT/meta.txt" --out "$OUT" "${hist[@]}" "${tols[@]}"
 status=$?
 [ $status -eq 2 ] && exit 2
+
+# ------------------------------------------------------------------ confirmation
+# A timed figure that regressed is measured again, with fresh pairs (other seeds, the
+# same repeats and order rule), and stays a regression only if it regresses again: a
+# slowdown of the code shows in both rounds, a spell of the machine (this VM has slow
+# spells of a minute or more) seldom twice. Count figures are deterministic and are not
+# re-measured. REGRESS_CONFIRM=0 turns this off.
+if [ $status -eq 1 ] && [ $nfail -eq 0 ] && [ "${REGRESS_CONFIRM:-1}" != 0 ]; then
+    mapfile -t flagged < <($PY - "$OUT/verdict.csv" <<'PYEOF'
+import csv, sys
+for r in csv.DictReader(open(sys.argv[1])):
+    if r["verdict"] == "REGRESSION":
+        timed = r["figure"].startswith("ops/s")
+        print(("timed " if timed else "count ") + " ".join((r["runtime"], r["workload"], r["threads"])))
+PYEOF
+)
+    ncount=0 ctimed=()
+    for f in "${flagged[@]}"; do
+        case $f in count*) ncount=$((ncount + 1)) ;; timed*) ctimed+=("${f#timed }") ;; esac
+    done
+    if [ $ncount -eq 0 ] && [ ${#ctimed[@]} -gt 0 ]; then
+        COUT=$OUT/confirm
+        rm -rf "$COUT" && mkdir -p "$COUT" || die 3 "cannot create '$COUT'"
+        echo "regress: ${#ctimed[@]} timed figure(s) regressed; measuring them again with fresh pairs"
+        OUT_SAVED=$OUT; OUT=$COUT
+        for ((rep = 1; rep <= maxrep; rep++)); do
+            seed=$((SEED + 1000 + rep - 1))
+            for c in "${ctimed[@]}"; do
+                read -r rt wl t <<<"$c"
+                if [ "$t" -eq 1 ]; then [ $rep -le "$REPEAT1" ] || continue
+                else [ $rep -le "$REPEATN" ] || continue; fi
+                if [ $((rep % 2)) -eq 1 ]; then
+                    run_one A "$A_BIN" "$rt" "$wl" "$t" "$seed"; run_one B "$B_BIN" "$rt" "$wl" "$t" "$seed"
+                else
+                    run_one B "$B_BIN" "$rt" "$wl" "$t" "$seed"; run_one A "$A_BIN" "$rt" "$wl" "$t" "$seed"
+                fi
+            done
+        done
+        OUT=$OUT_SAVED
+        cp "$OUT/meta.txt" "$COUT/meta.txt"
+        $PY scripts/regress-ab verdict --a "$COUT/A.csv" --b "$COUT/B.csv" \
+            --meta "$COUT/meta.txt" --out "$COUT" "${tols[@]}" >"$COUT/verdict.txt"
+        cstatus=$?
+        [ $cstatus -eq 2 ] && exit 2
+        if [ $nfail -eq 0 ] && [ $cstatus -eq 0 ]; then
+            echo "regress: not confirmed: the second round of the flagged figure(s) is within tolerance (details in $COUT): no regression"
+            status=0
+        else
+            grep -m1 'figures:' "$COUT/verdict.txt"
+            echo "regress: confirmed by a second round with fresh pairs (details in $COUT)"
+        fi
+    fi
+fi
 if [ $nfail -ne 0 ]; then
     echo "regress: FAILED: $nfail timed run(s) failed (see $OUT/failures.txt)" >&2
     status=1
