@@ -213,7 +213,7 @@ echo "regress: A = $A_REV ($A_BIN), B = $B_REV ($B_BIN)"
 echo "regress: $total timed runs of ${DURATION}s, interleaved A/B: ${#CONFIGS[@]} configurations" \
      "(threads $THREADS), $REPEAT1 repeats at 1 thread, $REPEATN above; about $(awk -v n=$total -v d="$DURATION" 'BEGIN{printf "%d", n * (d + 0.03)}') s"
 timeout_s=$(awk -v d="$DURATION" 'BEGIN{printf "%d", 10 * d + 60}')
-nfail=0 k=0 start=$(date +%s)
+nfail=0 ndone=0 start=$(date +%s)
 run_one() { # side bin rt wl t seed
     local rc
     echo "=== $1: $2 --runtime $3 --workload $4 --threads $5 --seed $6" >>"$LOG"
@@ -226,21 +226,28 @@ run_one() { # side bin rt wl t seed
         [ "$1" = B ] && nfail=$((nfail + 1))   # the baseline's own failures are only shown
     fi
 }
-for ((rep = 1; rep <= maxrep; rep++)); do
-    seed=$((SEED + rep - 1))
-    for c in "${CONFIGS[@]}"; do
-        read -r rt wl t <<<"$c"
-        if [ "$t" -eq 1 ]; then [ $rep -le "$REPEAT1" ] || continue
-        else [ $rep -le "$REPEATN" ] || continue; fi
-        if [ $((rep % 2)) -eq 1 ]; then
-            run_one A "$A_BIN" "$rt" "$wl" "$t" "$seed"; run_one B "$B_BIN" "$rt" "$wl" "$t" "$seed"
-        else
-            run_one B "$B_BIN" "$rt" "$wl" "$t" "$seed"; run_one A "$A_BIN" "$rt" "$wl" "$t" "$seed"
-        fi
-        k=$((k + 2))
+# One round of pairs: run_pairs FIRST_SEED VERBOSE CONFIG... (each "rt wl threads").
+run_pairs() {
+    local seed0=$1 verbose=$2 rep c rt wl t seed
+    shift 2
+    for ((rep = 1; rep <= maxrep; rep++)); do
+        seed=$((seed0 + rep - 1))
+        for c in "$@"; do
+            read -r rt wl t <<<"$c"
+            if [ "$t" -eq 1 ]; then [ $rep -le "$REPEAT1" ] || continue
+            else [ $rep -le "$REPEATN" ] || continue; fi
+            if [ $((rep % 2)) -eq 1 ]; then
+                run_one A "$A_BIN" "$rt" "$wl" "$t" "$seed"; run_one B "$B_BIN" "$rt" "$wl" "$t" "$seed"
+            else
+                run_one B "$B_BIN" "$rt" "$wl" "$t" "$seed"; run_one A "$A_BIN" "$rt" "$wl" "$t" "$seed"
+            fi
+            ndone=$((ndone + 2))
+        done
+        [ "$verbose" = 1 ] &&
+            echo "regress: repeat $rep done ($ndone of $total runs, $(( $(date +%s) - start )) s)"
     done
-    echo "regress: repeat $rep done ($k of $total runs, $(( $(date +%s) - start )) s)"
-done
+}
+run_pairs "$SEED" 1 "${CONFIGS[@]}"
 
 # ------------------------------------------------------------------ counts
 counts=()
@@ -307,20 +314,8 @@ PYEOF
         COUT=$OUT/confirm
         rm -rf "$COUT" && mkdir -p "$COUT" || die 3 "cannot create '$COUT'"
         echo "regress: ${#ctimed[@]} timed figure(s) regressed; measuring them again with fresh pairs"
-        OUT_SAVED=$OUT; OUT=$COUT
-        for ((rep = 1; rep <= maxrep; rep++)); do
-            seed=$((SEED + 1000 + rep - 1))
-            for c in "${ctimed[@]}"; do
-                read -r rt wl t <<<"$c"
-                if [ "$t" -eq 1 ]; then [ $rep -le "$REPEAT1" ] || continue
-                else [ $rep -le "$REPEATN" ] || continue; fi
-                if [ $((rep % 2)) -eq 1 ]; then
-                    run_one A "$A_BIN" "$rt" "$wl" "$t" "$seed"; run_one B "$B_BIN" "$rt" "$wl" "$t" "$seed"
-                else
-                    run_one B "$B_BIN" "$rt" "$wl" "$t" "$seed"; run_one A "$A_BIN" "$rt" "$wl" "$t" "$seed"
-                fi
-            done
-        done
+        OUT_SAVED=$OUT; OUT=$COUT       # run_one writes $OUT/A.csv and $OUT/B.csv
+        run_pairs $((SEED + 1000)) 0 "${ctimed[@]}"
         OUT=$OUT_SAVED
         cp "$OUT/meta.txt" "$COUT/meta.txt"
         $PY scripts/regress-ab verdict --a "$COUT/A.csv" --b "$COUT/B.csv" \
