@@ -323,6 +323,53 @@ static int64_t op_page_unshare(uint64_t n)
     return total;
 }
 
+/* read_barrier_marked: read_barrier with a second thread entered (and parked), so
+ * the caller's transactions store their read markers; read_barrier alone measures a
+ * thread alone, whose transactions do not mark (runtime/stm/DESIGN.md). */
+static sem_t rm_ready, rm_stop;
+static char rm_err[200];
+
+static void *marked_helper(void *arg)
+{
+    (void)arg;
+    if (MICRO_DESC.thread_enter(1, rm_err, sizeof rm_err) != 0) {
+        sem_post(&rm_ready);
+        return NULL;
+    }
+    rm_err[0] = 0;
+    sem_post(&rm_ready);
+    sem_wait(&rm_stop);
+    MICRO_DESC.thread_exit(NULL);
+    return NULL;
+}
+
+static int64_t op_read_barrier_marked(uint64_t n)
+{
+    sem_init(&rm_ready, 0, 0);
+    sem_init(&rm_stop, 0, 0);
+    snprintf(rm_err, sizeof rm_err, "helper did not start");
+    pthread_t th;
+    if (pthread_create(&th, NULL, marked_helper, NULL) != 0)
+        return fail("read_barrier_marked: cannot create the helper thread");
+    sem_wait(&rm_ready);
+    if (rm_err[0]) {
+        pthread_join(th, NULL);
+        return fail(rm_err);
+    }
+    int marked = 0;
+    SYNC_ATOMIC("micro.read.marked.probe") {
+        marked = stm_self.mark;
+    }
+    int64_t t = op_read_barrier(n);
+    sem_post(&rm_stop);
+    pthread_join(th, NULL);
+    sem_destroy(&rm_ready);
+    sem_destroy(&rm_stop);
+    if (!marked)
+        return fail("read_barrier_marked: the transaction did not mark its reads");
+    return t;
+}
+
 /* abort_retry: the calling thread reads X and writes Y (a read-only transaction
  * would serialise at its snapshot and never abort); a helper thread (tid 1) then
  * commits a write to X; the caller's commit finds the read-write conflict, aborts and
@@ -504,6 +551,8 @@ static const struct micro_op ops[] = {
      op_page_unshare},
     {"abort_retry", "read-write conflict: abort at commit, retry, commit", 64,
      op_abort_retry},
+    {"read_barrier_marked", "read barrier + load, another thread entered (markers stored)",
+     4096, op_read_barrier_marked},
 #endif
 #if defined(SYNC_RT_GIL)
     {"gil_tick_stale", "tick with a drop request and no waiter (GIL kept)", 1024,
