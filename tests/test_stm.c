@@ -205,6 +205,7 @@ static void test_read_write_conflict_begun_alone(void **state)
     assert_int_equal(committed_v(Y), 101); /* no lost update: the retry read B's value */
     assert_int_equal(st_a.nconflicts, 1);
     assert_int_equal(st_a.conflicts[0].other, 1);
+    assert_int_equal(st_a.conflicts[0].object, 0);   /* unknown: nothing was marked */
     rt_down();
 }
 

@@ -46,10 +46,11 @@ void stm_import_log(struct stm_seg *s, int validate, int unlock_on_abort)
         const struct log_run *r = n->runs;
         if (validate && SYNC_UNLIKELY(!stm_self.mark)) {
             /* Begun alone, the transaction marked no reads: any commit since its
-             * snapshot may have written what it read (I5, conservatively). */
+             * snapshot may have written what it read (I5, conservatively). Which
+             * object is not known: the conflict names none (object 0). */
             if (unlock_on_abort)
                 stm_commit_unlock();
-            stm_abort(SYNC_ABORT_READ_WRITE, n->seg, n->nruns ? r[0].off : 0);
+            stm_abort(SYNC_ABORT_READ_WRITE, n->seg, 0);
         }
         if (validate) {
             for (uint32_t i = 0; i < n->nruns; i++)
