@@ -47,8 +47,9 @@ int gil_waiters(void);             /* threads waiting to take it */
  * down: a block begun in a window (outermost) adds GIL_WINDOW_BIAS to the depth, so
  * its end does not reach 0 and takes the slow path (out of line, as is the end of a
  * nested block), which leaves the window's block and takes the bias off. A block
- * outside a window, the common case, costs one test at its begin. The window is opened and closed by the thread loop only, outside
- * blocks (SYNC_LOOP_WINDOW), so the bias never outlives a block. */
+ * outside a window, the common case, costs one test at its begin. The window is
+ * opened and closed by the thread loop only, outside blocks (SYNC_LOOP_WINDOW), so the
+ * bias never outlives a block. */
 #define SYNC_LOOP_WINDOW(on) ((void)(gil_self.ta_window = (on)))
 #define GIL_WINDOW_BIAS 0x40000000
 void _gil_begin_window(void);

@@ -44,15 +44,15 @@ void stm_import_log(struct stm_seg *s, int validate, int unlock_on_abort)
         STM_ASSERT(n->seg != s->idx, "I4: a thread never imports its own entry");
         chaos_point(s);
         const struct log_run *r = n->runs;
-        if (validate && SYNC_UNLIKELY(!stm_self.mark)) {
-            /* Begun alone, the transaction marked no reads: any commit since its
-             * snapshot may have written what it read (I5, conservatively). Which
-             * object is not known: the conflict names none (object 0). */
-            if (unlock_on_abort)
-                stm_commit_unlock();
-            stm_abort(SYNC_ABORT_READ_WRITE, n->seg, 0);
-        }
         if (validate) {
+            if (SYNC_UNLIKELY(!stm_self.mark)) {
+                /* Begun alone, the transaction marked no reads: any commit since its
+                 * snapshot may have written what it read (I5, conservatively). Which
+                 * object is not known: the conflict names none (object 0). */
+                if (unlock_on_abort)
+                    stm_commit_unlock();
+                stm_abort(SYNC_ABORT_READ_WRITE, n->seg, 0);
+            }
             for (uint32_t i = 0; i < n->nruns; i++)
                 if (r[i].validate && rm[r[i].off >> 4] == rv) {
                     if (unlock_on_abort)
