@@ -323,6 +323,38 @@ static int64_t op_page_unshare(uint64_t n)
     return total;
 }
 
+/* A helper thread (tid 1) of an STM operation: helper_enter, on the helper, enters
+ * the runtime and tells helper_start, on the caller, which waited for it, whether it
+ * could (err empty) or why not. */
+static int helper_enter(sem_t *ready, char *err, size_t errlen)
+{
+    if (MICRO_DESC.thread_enter(1, err, errlen) != 0) {
+        sem_post(ready);
+        return -1;
+    }
+    err[0] = 0;
+    sem_post(ready);
+    return 0;
+}
+
+/* Starts fn as the helper and waits until it entered; 0, or -1 with the reason in err
+ * (the helper is joined). */
+static int helper_start(const char *op, pthread_t *th, void *(*fn)(void *), sem_t *ready,
+                        char *err, size_t errlen)
+{
+    snprintf(err, errlen, "helper did not start");
+    if (pthread_create(th, NULL, fn, NULL) != 0) {
+        snprintf(err, errlen, "%s: cannot create the helper thread", op);
+        return -1;
+    }
+    sem_wait(ready);
+    if (err[0]) {
+        pthread_join(*th, NULL);
+        return -1;
+    }
+    return 0;
+}
+
 /* read_barrier_marked: read_barrier with a second thread entered (and parked), so
  * the caller's transactions store their read markers; read_barrier alone measures a
  * thread alone, whose transactions do not mark (runtime/stm/DESIGN.md). */
@@ -332,12 +364,8 @@ static char rm_err[200];
 static void *marked_helper(void *arg)
 {
     (void)arg;
-    if (MICRO_DESC.thread_enter(1, rm_err, sizeof rm_err) != 0) {
-        sem_post(&rm_ready);
+    if (helper_enter(&rm_ready, rm_err, sizeof rm_err) != 0)
         return NULL;
-    }
-    rm_err[0] = 0;
-    sem_post(&rm_ready);
     sem_wait(&rm_stop);
     MICRO_DESC.thread_exit(NULL);
     return NULL;
@@ -347,15 +375,9 @@ static int64_t op_read_barrier_marked(uint64_t n)
 {
     sem_init(&rm_ready, 0, 0);
     sem_init(&rm_stop, 0, 0);
-    snprintf(rm_err, sizeof rm_err, "helper did not start");
     pthread_t th;
-    if (pthread_create(&th, NULL, marked_helper, NULL) != 0)
-        return fail("read_barrier_marked: cannot create the helper thread");
-    sem_wait(&rm_ready);
-    if (rm_err[0]) {
-        pthread_join(th, NULL);
+    if (helper_start("read_barrier_marked", &th, marked_helper, &rm_ready, rm_err, sizeof rm_err) != 0)
         return fail(rm_err);
-    }
     int marked = 0;
     SYNC_ATOMIC("micro.read.marked.probe") {
         marked = stm_self.mark;
@@ -385,12 +407,8 @@ static uint64_t ab_waited;
 static void *abort_helper(void *arg)
 {
     (void)arg;
-    if (MICRO_DESC.thread_enter(1, ab_err, sizeof ab_err) != 0) {
-        sem_post(&ab_done);
+    if (helper_enter(&ab_done, ab_err, sizeof ab_err) != 0)
         return NULL;
-    }
-    ab_err[0] = 0;
-    sem_post(&ab_done);
     for (;;) {
         sem_wait(&ab_go);
         /* relaxed: sem_wait already ordered the store before sem_post */
@@ -417,15 +435,9 @@ static int64_t op_abort_retry(uint64_t n)
     sem_init(&ab_go, 0, 0);
     sem_init(&ab_done, 0, 0);
     atomic_store_explicit(&ab_stop, 0, memory_order_relaxed); /* published by pthread_create */
-    snprintf(ab_err, sizeof ab_err, "helper did not start");
     pthread_t th;
-    if (pthread_create(&th, NULL, abort_helper, NULL) != 0)
-        return fail("abort_retry: cannot create the helper thread");
-    sem_wait(&ab_done);
-    if (ab_err[0]) {
-        pthread_join(th, NULL);
+    if (helper_start("abort_retry", &th, abort_helper, &ab_done, ab_err, sizeof ab_err) != 0)
         return fail(ab_err);
-    }
     int64_t total = 0;
     int bad = 0;
     for (uint64_t i = 0; i < n; i++) {
