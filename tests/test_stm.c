@@ -684,6 +684,113 @@ static void test_fill_waits_for_late_publish_(void **state)
     test_fill_waits_for_late_publish();
 }
 
+/* A committer copies its new objects into segment 0 after releasing the commit lock,
+ * as it does the objects it owns, so it owns them too (a claim) until those copies are
+ * done. Otherwise a thread that imports the entry at once could write a new object and
+ * copy its own version into segment 0 first, and the creator's late copy would then
+ * overwrite it with the older bytes: a lost update. A allocates NEW in a granule that
+ * B already has, links it from ROOT, and parks between its link and its copies; B
+ * imports the entry (no fault: the granule is B's), follows ROOT->next and writes NEW:
+ * it must wait for A (write-write) and its update must be what segment 0 ends with. */
+static cell_ref NEW0, NEW;
+static atomic_int claim_b_done;
+static int claim_b_attempts, claim_b_accessible, claim_owner_seen, claim_b_early;
+static volatile long claim_sink;
+static _Thread_local int claim_parks;   /* the hook is global: only A parks, once */
+static void claim_park(void)
+{
+    if (!claim_parks)
+        return;
+    claim_parks = 0;
+    sem_post(&s_main);          /* main: A is linked, its copies not done */
+    sem_wait(&s_a);
+}
+static void *claim_a(void *arg)
+{
+    (void)arg;
+    enter(0);
+    SYNC_ATOMIC("test.claim.a0") {  /* opens A's chunk: NEW lands in NEW0's granule */
+        NEW0 = SYNC_ALLOC(cell_t);
+        NEW0->v = 1;
+        SYNC_WRITE(Y);
+        Y->next = NEW0;
+    }
+    sem_post(&s_b);             /* B: bring NEW0's and ROOT's granules in */
+    sem_wait(&s_a);
+    claim_parks = 1;
+    stm_test_after_link = claim_park;
+    SYNC_ATOMIC("test.claim.a1") {
+        NEW = SYNC_ALLOC(cell_t);
+        NEW->v = 11;
+        SYNC_WRITE(ROOT);
+        ROOT->next = NEW;
+    }
+    stm_test_after_link = NULL;
+    sync_runtime_stm.thread_exit(&st_a);
+    return NULL;
+}
+static void *claim_b(void *arg)
+{
+    (void)arg;
+    enter(1);
+    sem_wait(&s_b);
+    SYNC_ATOMIC("test.claim.b0") {
+        SYNC_READ(Y);
+        SYNC_READ(Y->next);
+        SYNC_READ(ROOT);
+        claim_sink = Y->next->v + ROOT->v;   /* the reads fault both granules in */
+    }
+    sem_post(&s_a);             /* A: allocate NEW, link it, park */
+    sem_wait(&s_b);             /* main: A is parked */
+    SYNC_ATOMIC("test.claim.b1") {
+        cell_ref n;
+        claim_b_attempts++;
+        SYNC_READ(ROOT);
+        n = ROOT->next;         /* A's entry is imported: NEW */
+        if (claim_b_attempts == 1)
+            claim_b_accessible = n == NEW && stm_debug_page_accessible(1, n);
+        SYNC_WRITE(n);          /* owned by A until its copies are done */
+        n->v = 22;
+    }
+    atomic_store(&claim_b_done, 1);
+    sync_runtime_stm.thread_exit(&st_b);
+    return NULL;
+}
+static void *claim_main(void *arg)
+{
+    (void)arg;
+    sem_wait(&s_main);          /* A linked NEW and parks before copying it */
+    claim_owner_seen = stm_debug_owner(NEW);
+    sem_post(&s_b);             /* B: write NEW */
+    usleep(50 * 1000);
+    claim_b_early = atomic_load(&claim_b_done); /* 0: B waits for A's claim */
+    sem_post(&s_a);             /* A: copy NEW into segment 0, then let it go */
+    return NULL;
+}
+static void test_new_object_claimed_until_copied(void **state)
+{
+    (void)state;
+    rt_up(2);
+    atomic_store(&claim_b_done, 0);
+    claim_b_attempts = claim_b_accessible = 0;
+    claim_owner_seen = -2;
+    claim_b_early = -1;
+    pthread_t tm;
+    pthread_create(&tm, NULL, claim_main, NULL);
+    run2(claim_a, claim_b);
+    pthread_join(tm, NULL);
+    assert_int_equal((uintptr_t)NEW / GRANULE, (uintptr_t)NEW0 / GRANULE);
+    assert_int_equal(claim_b_early, 0);       /* B waited while A was parked */
+    assert_int_equal(claim_b_accessible, 1);  /* B reached NEW without a fill */
+    assert_int_equal(claim_owner_seen, 0);    /* A (thread 0) owned NEW after its link */
+    assert_true(claim_b_attempts >= 2);
+    assert_true(st_b.aborts[SYNC_ABORT_WRITE_WRITE] >= 1);
+    assert_int_equal(stm_debug_owner(NEW), -1);  /* let go after the commits */
+    assert_int_equal(committed_v(NEW), 22);   /* B's update, not A's late copy */
+    assert_true(((const cell_t *)stm_debug_committed(ROOT))->next == NEW);
+    rt_down();
+}
+
 /* An inevitable transaction that asks a committer for an object after the committer
  * linked its entry (it can no longer abort) is answered by the committer's release of
  * the object; the request must not outlive that commit, or the committer's next
@@ -1058,6 +1165,7 @@ int main(void)
         cmocka_unit_test(test_fault_while_other_commits),
         cmocka_unit_test(test_import_skips_untouched_pages),
         cmocka_unit_test(test_fill_waits_for_late_publish_),
+        cmocka_unit_test(test_new_object_claimed_until_copied),
         cmocka_unit_test(test_abort_request_ends_with_the_commit),
         cmocka_unit_test(test_abort_request_after_the_commit),
         cmocka_unit_test(test_counters_exact),

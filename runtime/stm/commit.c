@@ -5,7 +5,8 @@
  *
  * Maintains I2 (a committer writes segment 0 and nothing of another segment; owned
  * objects are copied after the lock with `publishing` set), I3 (ownership taken by a
- * CAS in the write slow path, given back at commit or abort), I4 (entries linked under
+ * CAS in the write slow path, or by a commit's claim of its new and recycled objects,
+ * given back at commit or abort), I4 (entries linked under
  * the lock in revision order), I5 (commit and becoming inevitable import, and so
  * validate, every newer entry first) and I6 (one inevitable transaction; others wait
  * at commit, abortable).
@@ -26,6 +27,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <stdlib.h>
 
 #include "runtime/stm/stm_internal.h"
 #include "runtime/timeacct.h"
@@ -43,9 +45,9 @@ void (*stm_test_before_ask)(void);
 
 /*
  * The commit lock: a test-and-test-and-set spinlock that yields the CPU after a few
- * rounds (threads may outnumber cores). Held briefly: a commit's last validation, its
- * link and the copies of objects it does not own (new and recycled ones; all of them
- * for a thread alone), or a granule fill.
+ * rounds (threads may outnumber cores). Held briefly: a commit's last validation and
+ * its link (and its copies, for a thread alone or a commit that claimed nothing), or a
+ * granule fill.
  */
 void stm_commit_lock(void)
 {
@@ -141,6 +143,8 @@ SYNC_NOINLINE void stm_chaos_step(struct stm_seg *s)
 
 /* ------------------------------------------------------------------ aborts */
 
+static void stm_unclaim(struct stm_seg *s);
+
 static void release_ownership_restore(struct stm_seg *s)
 {
     /* Undo in reverse order: the oldest backup of an object wins. */
@@ -175,6 +179,8 @@ void __attribute__((noreturn)) stm_abort(enum sync_abort_kind kind, int other,
         stm_entry_keep(s, s->building);
         s->building = NULL;
     }
+    if (s->claimed)
+        stm_unclaim(s);
     release_ownership_restore(s);
     /* An inevitable transaction's request is answered by this abort, whatever caused
      * it: a flag left set would abort our next transaction for nothing (relaxed: the
@@ -383,7 +389,8 @@ int _stm_begin(const char *site)
     if (SYNC_UNLIKELY(!s))
         stm_fatal("%s: thread has not entered the stm runtime", site);
     STM_ASSERT(stm_self.depth == 0, "begin: no transaction open");
-    STM_ASSERT(!s->holds_lock && !s->inevitable && !s->building, "begin: nothing left of the last one");
+    STM_ASSERT(!s->holds_lock && !s->inevitable && !s->building && !s->claimed,
+               "begin: nothing left of the last one");
     STM_ASSERT(s->nws == 0 && s->nowned == 0 && s->nranges == 0 && s->nrecycled == 0 &&
                    s->nfrees == 0 && s->ntx_chunks == 0 && s->backup_len == 0,
                "begin: the attempt's logs are empty");
@@ -435,15 +442,55 @@ int _stm_begin(const char *site)
     return 1;
 }
 
-/* Sets the write flag on every object of a run of new objects (bump order). */
-static void flag_new_range(struct stm_seg *s, uintptr_t a, uintptr_t b)
+/* Sets the write flag on every object of a run of new objects (bump order) and, when
+ * claiming, makes us their owner (I3): nobody else can reach them before our link, so a
+ * plain store will do (relaxed: the link's release store publishes it with the entry;
+ * a thread reaches a new object only through an entry it imported with acquire). */
+static void flag_new_range(struct stm_seg *s, uintptr_t a, uintptr_t b, int claim)
 {
     while (a < b) {
-        struct sync_hdr *h = (struct sync_hdr *)seg_addr(s->idx, a);
+        struct sync_hdr *h = (struct sync_hdr *)(s->base + a);
         h->flags |= STM_WB;
+        if (claim) {
+            STM_ASSERT(atomic_load_explicit(wlock_slot(a), memory_order_relaxed) == 0,
+                       "I3: a new object's word is 0 until its creator commits it");
+            atomic_store_explicit(wlock_slot(a), (uint64_t)s->idx, memory_order_relaxed);
+        }
         uintptr_t n = ((uintptr_t)h->size + 15) & ~(uintptr_t)15;
         a += n ? n : 16;
     }
+}
+
+/* Stores `word` into the ownership word of every object of a run of new objects: 0 when
+ * an abort gives back a claim (relaxed: the objects vanish with the attempt, nobody else
+ * ever saw them), the new revision when the commit gives them up after its late copies
+ * (release: pairs with the next writer's acquire load and CAS, which must find our
+ * copies in segment 0 done before its own). */
+static void new_range_words(struct stm_seg *s, uintptr_t a, uintptr_t b, uint64_t word,
+                            memory_order mo)
+{
+    while (a < b) {
+        const struct sync_hdr *h = (const struct sync_hdr *)(s->base + a);
+        STM_ASSERT((atomic_load_explicit(wlock_slot(a), memory_order_relaxed) & 0xffff) ==
+                       (uint64_t)s->idx,
+                   "I3: a claimed new object is owned by its creator until it lets go");
+        atomic_store_explicit(wlock_slot(a), word, mo);
+        uintptr_t n = ((uintptr_t)h->size + 15) & ~(uintptr_t)15;
+        a += n ? n : 16;
+    }
+}
+
+/* An abort of a commit that claimed its new and recycled objects gives them back: new
+ * ones to 0, recycled ones to the word they had (relaxed, as above). */
+static void stm_unclaim(struct stm_seg *s)
+{
+    STM_ASSERT(s->claimed, "I3: only a claim is given back");
+    for (size_t i = 0; i < s->nranges; i++)
+        new_range_words(s, s->ranges[i].a, s->ranges[i].b, 0, memory_order_relaxed);
+    for (size_t i = 0; i < s->nrecycled; i++)
+        atomic_store_explicit(wlock_slot(s->recycled[i].off), s->recycled[i].saved,
+                              memory_order_relaxed);
+    s->claimed = 0;
 }
 
 /* Copies one run of the commit into segment 0, under the commit lock or (an owned
@@ -505,15 +552,29 @@ void _stm_commit(void)
      * written objects from their backups, which have it too; new ones vanish). */
     for (size_t i = 0; i < s->nws; i++)
         ((struct sync_hdr *)(s->base + s->ws[i].off))->flags |= STM_WB;
-    for (size_t i = 0; i < s->nranges; i++)
-        flag_new_range(s, s->ranges[i].a, s->ranges[i].b);
-    for (size_t i = 0; i < s->nrecycled; i++)
-        ((struct sync_hdr *)(s->base + s->recycled[i].off))->flags |= STM_WB;
     /* A log entry only matters to other active threads; build it before taking the
-     * lock, so the lock covers only validation of the last entries, the copies into
-     * segment 0 and the link (relaxed: re-checked under the lock). */
-    if (atomic_load_explicit(&G.nactive, memory_order_relaxed) > 1)
+     * lock, so the lock covers only validation of the last entries and the link
+     * (relaxed: re-checked under the lock). With others active the commit also owns
+     * its new and recycled objects from here to after its late copies (a claim), as it
+     * owns the objects it wrote: another thread that imports the entry and writes one
+     * of them waits for us, so its copy into segment 0 cannot come before ours. */
+    int claim = atomic_load_explicit(&G.nactive, memory_order_relaxed) > 1;
+    for (size_t i = 0; i < s->nranges; i++)
+        flag_new_range(s, s->ranges[i].a, s->ranges[i].b, claim);
+    for (size_t i = 0; i < s->nrecycled; i++) {
+        struct recycled *r = &s->recycled[i];
+        ((struct sync_hdr *)(s->base + r->off))->flags |= STM_WB;
+        if (claim) {
+            /* relaxed: as in flag_new_range; a recycled object is unreachable (I7) */
+            r->saved = atomic_load_explicit(wlock_slot(r->off), memory_order_relaxed);
+            STM_ASSERT((r->saved & 0xffff) == 0, "I3, I7: a reused object has no owner");
+            atomic_store_explicit(wlock_slot(r->off), (uint64_t)s->idx, memory_order_relaxed);
+        }
+    }
+    if (claim) {
+        s->claimed = 1;
         s->building = stm_entry_build(s);
+    }
 
     for (;;) {
         stm_commit_lock();
@@ -551,19 +612,35 @@ void _stm_commit(void)
         e = NULL;
     }
     uint64_t rev = atomic_load_explicit(&G.rev, memory_order_relaxed);
-    /* Written objects that we own (I3) are copied into segment 0 after the lock: no
-     * other committer writes them before we let go, importers read the entry, and
-     * fills and eager enters wait for our `publishing` flag (wait_publishers). New and
-     * recycled objects have no owner (another thread could write them as soon as it
-     * imported our entry), and a thread alone owns nothing: those are copied here. */
-    int late = e && s->nws && s->nowned == s->nws;
-    if (!late)
+    /* Objects that we own (I3: the written ones we took, the new and recycled ones we
+     * claimed) are copied into segment 0 after the lock: no other committer writes them
+     * before we let go, importers read the entry, and fills and eager enters wait for
+     * our `publishing` flag (wait_publishers). What we do not own is copied here: the
+     * objects of a transaction begun alone (it took no ownership), and new and recycled
+     * objects of a commit that found another thread entered only under the lock. */
+    int late_ws = e && s->nws && s->nowned == s->nws;
+    int late_new = e && s->claimed;
+    if (!late_ws)
         for (size_t i = 0; i < s->nws; i++)
             publish_run(s, s->ws[i].off, s->ws[i].size);
-    for (size_t i = 0; i < s->nranges; i++)
-        publish_run(s, s->ranges[i].a, s->ranges[i].b - s->ranges[i].a);
-    for (size_t i = 0; i < s->nrecycled; i++)
-        publish_run(s, s->recycled[i].off, s->recycled[i].size);
+    if (!late_new) {
+        for (size_t i = 0; i < s->nranges; i++)
+            publish_run(s, s->ranges[i].a, s->ranges[i].b - s->ranges[i].a);
+        for (size_t i = 0; i < s->nrecycled; i++)
+            publish_run(s, s->recycled[i].off, s->recycled[i].size);
+    }
+    /* Unclaimed recycled objects get the new revision in their word before the link,
+     * while nobody else can reach them (relaxed: published by the link's release). A
+     * store after the link could overwrite the ownership of a thread that imported the
+     * entry meanwhile and took the object. */
+    if (e && !s->claimed)
+        for (size_t i = 0; i < s->nrecycled; i++) {
+            STM_ASSERT((atomic_load_explicit(wlock_slot(s->recycled[i].off), memory_order_relaxed) &
+                        0xffff) == 0,
+                       "I3, I7: a reused object has no owner");
+            atomic_store_explicit(wlock_slot(s->recycled[i].off), (rev + 1) << 16,
+                                  memory_order_relaxed);
+        }
     chaos_point(s);
     if (e) {
         STM_ASSERT(e->seg == s->idx, "I4: a commit links its own entry");
@@ -592,17 +669,10 @@ void _stm_commit(void)
         atomic_store_explicit(&G.inevitable, 0, memory_order_release);
         s->inevitable = 0;
     }
-    /* Recycled objects get the new revision in their word while nobody else can
-     * reach them yet (release: pairs with the acquire load in the write slow path). */
-    for (size_t i = 0; i < s->nrecycled; i++) {
-        STM_ASSERT((atomic_load_explicit(wlock_slot(s->recycled[i].off), memory_order_relaxed) &
-                    0xffff) == 0,
-                   "I3, I7: a reused object has no owner");
-        atomic_store_explicit(wlock_slot(s->recycled[i].off), rev << 16, memory_order_release);
-    }
-    STM_ASSERT(!late || s->nowned == s->nws, "I3: late copies only of owned objects");
+    STM_ASSERT(!late_ws || s->nowned == s->nws, "I3: late copies only of owned objects");
     STM_ASSERT(!atomic_load_explicit(&s->publishing, memory_order_relaxed),
                "I2: publishing is 0 before the link's flag");
+    int late = late_ws || late_new;
     if (late)
         /* relaxed: under the lock; a waiter reads it under the lock too */
         atomic_store_explicit(&s->publishing, 1, memory_order_relaxed);
@@ -613,17 +683,41 @@ void _stm_commit(void)
             stm_test_after_link();
 #endif
         chaos_point(s);
-        for (size_t i = 0; i < s->nws; i++)
-            publish_run(s, s->ws[i].off, s->ws[i].size);
+        if (late_ws)
+            for (size_t i = 0; i < s->nws; i++)
+                publish_run(s, s->ws[i].off, s->ws[i].size);
+        if (late_new) {
+            for (size_t i = 0; i < s->nranges; i++)
+                publish_run(s, s->ranges[i].a, s->ranges[i].b - s->ranges[i].a);
+            for (size_t i = 0; i < s->nrecycled; i++)
+                publish_run(s, s->recycled[i].off, s->recycled[i].size);
+        }
         /* release: pairs with the acquire in wait_publishers */
         atomic_store_explicit(&s->publishing, 0, memory_order_release);
     }
 
-    /* Give up ownership (I3) with the new revision; release: pairs with the next
-     * owner's acquire CAS. */
-    if (s->nowned) {
+    /* Give up the claimed new and recycled objects with the new revision, after their
+     * copies (release: pairs with the next owner's acquire load and CAS). Claimed but
+     * alone at the lock (the others left): copied under it, given up the same way. */
+    if (s->claimed) {
 #ifdef STM_TEST_HOOKS
         if (stm_test_before_release)
+            stm_test_before_release();
+#endif
+        for (size_t i = 0; i < s->nranges; i++)
+            new_range_words(s, s->ranges[i].a, s->ranges[i].b, rev << 16, memory_order_release);
+        for (size_t i = 0; i < s->nrecycled; i++) {
+            STM_ASSERT((atomic_load_explicit(wlock_slot(s->recycled[i].off), memory_order_relaxed) &
+                        0xffff) == (uint64_t)s->idx,
+                       "I3: a claimed recycled object is owned by the committer");
+            atomic_store_explicit(wlock_slot(s->recycled[i].off), rev << 16, memory_order_release);
+        }
+    }
+    /* Give up ownership (I3) with the new revision; release: pairs with the next
+     * owner's acquire CAS. */
+    if (s->nowned || s->claimed) {
+#ifdef STM_TEST_HOOKS
+        if (stm_test_before_release && !s->claimed)
             stm_test_before_release();
 #endif
         for (size_t i = 0; i < s->nws; i++)
@@ -643,6 +737,7 @@ void _stm_commit(void)
         if (SYNC_UNLIKELY(atomic_load_explicit(&s->abort_request, memory_order_relaxed)))
             atomic_store_explicit(&s->abort_request, 0, memory_order_relaxed);
     }
+    s->claimed = 0;
     for (size_t i = 0; i < s->nfrees; i++)
         push_limbo(s, s->frees[i].off, s->frees[i].size, rev);
     tx_reset(s);

@@ -38,13 +38,16 @@
  *     stand still) copies segment 0 (revision G.rev) and undoes, newest first, every
  *     entry after s->rev with the old bytes the entry carries. Committers touch
  *     segment 0 and nothing of any other segment. A committer copies the objects it
- *     owns into segment 0 after releasing the lock, with its `publishing` flag set from
+ *     owns (written or claimed) into segment 0 after releasing the lock, with its `publishing` flag set from
  *     before the release until the copies are done; a fill (and an eager enter) waits,
  *     under the lock, until no flag is set, so it copies segment 0 exactly at G.rev.
  *  I3 (ownership) At most one transaction owns an object for writing: wlocks[o>>4]
  *     holds owner (segment index, 0 = none) | rev << 16, where rev is the revision of
  *     the last commit that wrote the object. A writer acquires ownership with a CAS
  *     and keeps it until its commit published the object, or its abort restored it.
+ *     A commit with others entered also owns its new and recycled objects (a claim,
+ *     stored before the link, when nobody else can reach them) until it has copied
+ *     them into segment 0 after the lock; an abort gives the claim back.
  *     A thread alone (nactive == 1) takes no ownership and appends no log entry:
  *     ownership only detects conflicts early, serialisability rests on I5.
  *  I4 (log) Entries are appended under commit_lock in revision order; a thread at
@@ -133,7 +136,7 @@ struct ws_entry {          /* an object written by the running transaction */
 };
 struct range { uintptr_t a, b; };
 struct chunk { uintptr_t off, size; };
-struct recycled { uintptr_t off; uint32_t size; int cls; };
+struct recycled { uintptr_t off; uint32_t size; int cls; uint64_t saved; /* its word before a claim */ };
 struct freed { uintptr_t off; uint32_t size; };
 struct limbo_entry { uintptr_t off; uint64_t rev; int cls; };
 struct freelist { uintptr_t *v; size_t n, cap; };
@@ -163,6 +166,9 @@ struct stm_seg {
     uint64_t commit_counter;
     int inevitable;
     struct log_entry *building;  /* the entry of the commit in progress */
+    int claimed;                 /* the commit in progress owns its new and recycled
+                                  * objects (their words name us): set before the lock,
+                                  * undone by an abort, given up after the late copies */
     struct log_entry *own_head, *own_tail; /* our published entries, oldest first */
     struct log_entry *free_entries; /* our small entries, free for reuse */
     int commits_since_gc;
@@ -257,7 +263,7 @@ static inline void push_range(struct stm_seg *s, uintptr_t a, uintptr_t b)
 static inline void push_recycled(struct stm_seg *s, uintptr_t off, uint32_t size, int cls)
 {
     STM_GROW(s->recycled, s->nrecycled, s->recycled_cap);
-    s->recycled[s->nrecycled++] = (struct recycled){off, size, cls};
+    s->recycled[s->nrecycled++] = (struct recycled){off, size, cls, 0};
 }
 static inline void push_free(struct stm_seg *s, uintptr_t off, uint32_t size)
 {
