@@ -195,7 +195,7 @@ TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 # build/stmbench: a link to the default configuration's binary (see the header).
 STMBENCH_LINK := $(if $(filter build/release,$(BUILD)),build/stmbench)
 
-.PHONY: all test bench stress plots micro regress regress-history fuzz deps clean
+.PHONY: all test bench stress plots scaling micro regress regress-history fuzz deps clean
 all: $(BUILD)/stmbench $(TEST_BINS) $(STMBENCH_LINK)
 
 # ---- the flags stamp: every object and binary depends on it (see the header)
@@ -335,6 +335,9 @@ stress: all
 
 plots:
 	@scripts/plots.sh results/latest
+
+scaling: all
+	@BUILD=$(BUILD) scripts/scaling.sh
 
 micro: all $(BUILD)/micro/micro
 	@scripts/micro.sh $(BUILD)

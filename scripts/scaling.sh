@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# scripts/scaling.sh - the `make scaling` target: how each runtime scales from 1 thread
+# to T threads on a few configurations, side by side, measured in one sitting. For the
+# STM's "2 threads over 1 thread" figures and the ceiling they are held against (what
+# `locks` reaches on the same configuration, in the same minutes).
+#
+# Each round runs every configuration under every runtime at 1 and at T threads, one
+# run after the other, so that drift on the machine hits every figure alike; the table
+# gives medians over the rounds (timings vary between sittings: compare the ratios of
+# one table, never absolute figures of two).
+#
+# Variables (environment; `make scaling VAR=value` passes them):
+#   SCALE_CONFIGS   configurations, separated by ';', each "WORKLOAD [FLAGS...]" as given
+#                   after --workload (default: the STM's five 2-thread figures:
+#                   rbtree --size 1024 --range 2048 --update 20; hashmap with the same
+#                   knobs at 1,024 and at 131,072 buckets; bank --transfer-pct 100;
+#                   interp --program counters --switch-interval 100)
+#   SCALE_RUNTIMES  runtimes (default "stm locks")
+#   SCALE_THREADS   T, the thread count compared with 1 (default: the cores hwloc sees;
+#                   more threads than cores are run but the table says the timings mean
+#                   nothing then)
+#   SCALE_REPEAT    rounds (default 5)
+#   SCALE_DURATION  seconds per run (default 2)
+#   SCALE_PIN       --pin policy of every run (default: the harness's own)
+#   SCALE_OUT       output directory (default results/scaling/<UTC date-time>); it must
+#                   not hold a runs.csv already (earlier results are never overwritten)
+#   BUILD, STMBENCH the build directory (default build/release) and harness binary
+#
+# Writes SCALE_OUT/runs.csv (every run, the harness's CSV with its context JSON) and
+# SCALE_OUT/scaling.md (the table, also printed). Exit 0; 1 when a run failed (non-zero
+# exit or a failed check: listed in SCALE_OUT/failures.txt, the rounds go on); 2 on bad
+# variables; 3 when the harness cannot be run.
+set -u
+cd "$(dirname "$0")/.." || exit 3
+
+die() { echo "scaling: $2" >&2; exit "$1"; }
+
+BUILD=${BUILD:-build/release}
+BIN=${STMBENCH:-$BUILD/stmbench}
+REPEAT=${SCALE_REPEAT:-5}
+DURATION=${SCALE_DURATION:-2}
+RUNTIMES=${SCALE_RUNTIMES:-stm locks}
+DEFAULT_CONFIGS="rbtree --size 1024 --range 2048 --update 20;\
+hashmap --size 1024 --range 2048 --update 20;\
+hashmap --size 1024 --range 2048 --update 20 --buckets 131072;\
+bank --transfer-pct 100;\
+interp --program counters --switch-interval 100"
+CONFIGS=${SCALE_CONFIGS:-$DEFAULT_CONFIGS}
+
+[[ $REPEAT =~ ^[0-9]+$ ]] && [ "$REPEAT" -ge 1 ] ||
+    die 2 "SCALE_REPEAT='$REPEAT' is not a positive integer"
+[[ $DURATION =~ ^([0-9]+\.?[0-9]*|\.[0-9]+)$ ]] && awk -v d="$DURATION" 'BEGIN{exit !(d > 0)}' ||
+    die 2 "SCALE_DURATION='$DURATION' is not a positive number of seconds"
+[ -n "${RUNTIMES// /}" ] || die 2 "SCALE_RUNTIMES is empty"
+
+[ -x "$BIN" ] || die 3 "no harness binary '$BIN': run make first"
+listing=$("$BIN" --list 2>&1) || die 3 "'$BIN --list' failed: $listing"
+for rt in $RUNTIMES; do
+    grep -qx "runtime $rt" <<<"$listing" ||
+        die 2 "SCALE_RUNTIMES: '$rt' is not a runtime of $BIN (see $BIN --list)"
+done
+
+# Cores: from hwloc, like the harness's pinning and make bench.
+ncores=$(hwloc-calc --number-of core machine:0 2>/dev/null) ||
+    ncores=$(lstopo-no-graphics --only core 2>/dev/null | wc -l)
+[[ $ncores =~ ^[0-9]+$ ]] && [ "$ncores" -ge 1 ] || ncores=$(nproc)
+T=${SCALE_THREADS:-$ncores}
+[[ $T =~ ^[0-9]+$ ]] && [ "$T" -ge 2 ] ||
+    die 2 "SCALE_THREADS='$T' is not a thread count of 2 or more"
+
+IFS=';' read -r -a confs <<<"$CONFIGS"
+clean=()
+for c in "${confs[@]}"; do
+    c=$(echo "$c" | xargs) # trim
+    [ -n "$c" ] && clean+=("$c")
+done
+[ ${#clean[@]} -ge 1 ] || die 2 "SCALE_CONFIGS holds no configuration"
+confs=("${clean[@]}")
+
+PIN=()
+[ -n "${SCALE_PIN:-}" ] && PIN=(--pin "$SCALE_PIN")
+
+# Every configuration must parse before the sitting starts: a typo should cost nothing.
+for c in "${confs[@]}"; do
+    for rt in $RUNTIMES; do
+        # shellcheck disable=SC2086 # a configuration is words by design
+        out=$("$BIN" --runtime "$rt" --workload $c --threads 1 --duration 0.01 "${PIN[@]}" 2>&1)
+        rc=$?
+        [ $rc -eq 2 ] && die 2 "SCALE_CONFIGS: '$c' under $rt: $(tail -1 <<<"$out")"
+    done
+done
+
+OUT=${SCALE_OUT:-results/scaling/$(date -u +%Y%m%d-%H%M%S)}
+[ -e "$OUT/runs.csv" ] && die 2 "$OUT/runs.csv exists: choose another SCALE_OUT (results are never overwritten)"
+mkdir -p "$OUT" || die 3 "cannot create $OUT"
+: >"$OUT/failures.txt" && : >"$OUT/index.txt" || die 3 "cannot write in $OUT"
+
+echo "scaling: ${#confs[@]} configurations x runtimes ($RUNTIMES) x threads 1 and $T x $REPEAT rounds of ${DURATION} s ($ncores cores) into $OUT"
+nfail=0
+for r in $(seq 1 "$REPEAT"); do
+    for i in "${!confs[@]}"; do
+        for rt in $RUNTIMES; do
+            for t in 1 "$T"; do
+                before=0; [ -f "$OUT/runs.csv" ] && before=$(wc -l <"$OUT/runs.csv")
+                # shellcheck disable=SC2086
+                out=$("$BIN" --runtime "$rt" --workload ${confs[$i]} --threads "$t" \
+                    --duration "$DURATION" --seed "$r" "${PIN[@]}" --csv "$OUT/runs.csv" 2>&1)
+                rc=$?
+                after=0; [ -f "$OUT/runs.csv" ] && after=$(wc -l <"$OUT/runs.csv")
+                # which configuration each row of runs.csv ran (its line number)
+                [ "$after" -gt "$before" ] && echo "$after $i" >>"$OUT/index.txt"
+                if [ $rc -ne 0 ] || ! grep -q "check=pass" <<<"$out"; then
+                    nfail=$((nfail + 1))
+                    echo "round $r: --runtime $rt --workload ${confs[$i]} --threads $t --seed $r: exit $rc: $(tail -1 <<<"$out")" >>"$OUT/failures.txt"
+                fi
+            done
+        done
+    done
+    echo "scaling: round $r of $REPEAT done"
+done
+
+[ -s "$OUT/runs.csv" ] || die 1 "no run succeeded (see $OUT/failures.txt)"
+/usr/bin/python3 - "$OUT/runs.csv" "$T" "$ncores" "$RUNTIMES" "$(IFS=';'; echo "${confs[*]}")" "$OUT/index.txt" >"$OUT/scaling.md" <<'PY' || die 1 "the table could not be made"
+import csv, statistics, sys
+
+path, T, ncores, runtimes = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4].split()
+confs = [c.strip() for c in sys.argv[5].split(";") if c.strip()]
+conf_of = {}  # line number in runs.csv (the header is line 1) -> configuration index
+for line in open(sys.argv[6]):
+    n, i = line.split()
+    conf_of[int(n)] = int(i)
+by = {}
+with open(path, newline="") as f:
+    for n, r in enumerate(csv.DictReader(f), start=2):
+        if r.get("check") == "pass" and n in conf_of:
+            k = (r["runtime"], conf_of[n], int(r["threads"]))
+            by.setdefault(k, []).append(float(r["ops_per_s"]))
+
+
+def fmt(x):
+    return "%.2f M" % (x / 1e6)
+
+
+print("# %d threads over 1 thread, side by side" % T)
+print()
+print("Medians of the rounds (ops/s; interp: bytecodes/s). %d cores seen by hwloc%s." % (
+    ncores, "" if T <= ncores else
+    "; **%d threads is more than the cores: these timings mean nothing**" % T))
+print()
+first = runtimes[0]
+cols = ["configuration", "runtime", "1 thread", "%d threads" % T, "%dT/1T" % T,
+        "%dT runs (min-max)" % T]
+if len(runtimes) > 1:
+    cols.append("%s ÷ runtime at %dT" % (first, T))
+print("| " + " | ".join(cols) + " |")
+print("|" + "---|" * len(cols))
+for ci, conf in enumerate(confs):
+    base = by.get((first, ci, T))
+    for rt in runtimes:
+        one, many = by.get((rt, ci, 1)), by.get((rt, ci, T))
+        if not one or not many:
+            cells = [conf, rt, "-", "-", "-", "-"] + (["-"] if len(runtimes) > 1 else [])
+        else:
+            m1, mT = statistics.median(one), statistics.median(many)
+            cells = [conf, rt, fmt(m1), fmt(mT), "×%.2f" % (mT / m1),
+                     "%s-%s" % (fmt(min(many)), fmt(max(many)))]
+            if len(runtimes) > 1:
+                cells.append("%.2f" % (statistics.median(base) / mT) if base else "-")
+        print("| " + " | ".join(cells) + " |")
+PY
+cat "$OUT/scaling.md"
+if [ "$nfail" -gt 0 ]; then
+    echo "scaling: $nfail runs failed (see $OUT/failures.txt)" >&2
+    exit 1
+fi

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# tests/test_scaling.sh [BUILD] - scripts/scaling.sh (make scaling): bad variables exit 2
+# and touch nothing, an existing results file is never overwritten, a failed run is
+# listed and exits 1, and the table's medians and ratios are those of the runs it wrote
+# (recomputed here from runs.csv, independently of the script).
+set -u
+cd "$(dirname "$0")/.." || exit 1
+build=${1:-build/release}
+bin=$build/stmbench
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+npass=0 nfail=0
+check() { # name, then a command that succeeds when the case holds
+    local name=$1; shift
+    echo "[ RUN      ] $name"
+    if "$@"; then echo "[       OK ] $name"; npass=$((npass + 1))
+    else echo "[  FAILED  ] $name"; nfail=$((nfail + 1)); fi
+}
+run() { STMBENCH=$bin SCALE_DURATION=0.05 SCALE_REPEAT=1 SCALE_THREADS=2 "$@" scripts/scaling.sh >"$tmp/out" 2>&1; }
+
+exits2() { # the variables, then the message expected
+    local msg=$1; shift
+    run env "$@" SCALE_OUT="$tmp/bad"
+    local rc=$?
+    [ $rc -eq 2 ] && grep -q "$msg" "$tmp/out" && [ ! -e "$tmp/bad/runs.csv" ] ||
+        { echo "exit $rc, output:"; cat "$tmp/out"; return 1; }
+}
+check "SCALE_REPEAT=0 exits 2" exits2 "SCALE_REPEAT" SCALE_REPEAT=0
+check "an unknown runtime exits 2" exits2 "not a runtime" SCALE_RUNTIMES="stm nosuch"
+check "SCALE_THREADS=1 exits 2" exits2 "SCALE_THREADS" SCALE_THREADS=1
+check "a bad workload flag exits 2 before any timed run" exits2 "SCALE_CONFIGS" \
+    SCALE_CONFIGS="bank --no-such-flag 3"
+
+existing() {
+    mkdir -p "$tmp/keep" && echo "precious" >"$tmp/keep/runs.csv"
+    run env SCALE_OUT="$tmp/keep" SCALE_CONFIGS="bank"
+    local rc=$?
+    [ $rc -eq 2 ] && [ "$(cat "$tmp/keep/runs.csv")" = precious ] ||
+        { echo "exit $rc"; cat "$tmp/out"; return 1; }
+}
+check "an existing runs.csv is left alone (exit 2)" existing
+
+# A harness whose 2-thread runs fail: listed in failures.txt, exit 1, the rest still run.
+failing() {
+    cat >"$tmp/fake" <<FAKE
+#!/usr/bin/env bash
+for a in "\$@"; do [ "\$a" = 2 ] && [ "\$prev" = --threads ] && { echo "injected failure" >&2; exit 1; }; prev=\$a; done
+exec "$PWD/$bin" "\$@"
+FAKE
+    chmod +x "$tmp/fake"
+    STMBENCH=$tmp/fake SCALE_DURATION=0.05 SCALE_REPEAT=2 SCALE_THREADS=2 SCALE_RUNTIMES=mutex \
+        SCALE_CONFIGS="bank" SCALE_OUT="$tmp/fail" scripts/scaling.sh >"$tmp/out" 2>&1
+    local rc=$?
+    [ $rc -eq 1 ] && [ "$(grep -c "injected failure" "$tmp/fail/failures.txt")" -eq 2 ] &&
+        [ "$(($(wc -l <"$tmp/fail/runs.csv") - 1))" -eq 2 ] ||
+        { echo "exit $rc"; cat "$tmp/out" "$tmp/fail/failures.txt"; return 1; }
+}
+check "failed runs are listed and exit 1" failing
+
+# A real sitting, small: 2 configurations x 2 runtimes x 2 thread counts x 3 rounds.
+table() {
+    STMBENCH=$bin SCALE_DURATION=0.05 SCALE_REPEAT=3 SCALE_THREADS=2 SCALE_RUNTIMES="stm mutex" \
+        SCALE_CONFIGS="bank --transfer-pct 100; rbtree --update 20 --size 256" \
+        SCALE_OUT="$tmp/ok" scripts/scaling.sh >"$tmp/out" 2>&1 || { cat "$tmp/out"; return 1; }
+    /usr/bin/python3 - "$tmp/ok" <<'PY'
+import csv, statistics, sys
+d = sys.argv[1]
+rows = list(csv.DictReader(open(d + "/runs.csv")))
+assert len(rows) == 24, len(rows)
+assert all(r["check"] == "pass" for r in rows)
+# rows ran in the order: round, configuration, runtime, threads
+confs = ["bank --transfer-pct 100", "rbtree --update 20 --size 256"]
+want = {}
+for n, r in enumerate(rows):
+    conf = confs[(n // 4) % 2]
+    assert r["workload"] == conf.split()[0], (n, r["workload"])
+    assert r["runtime"] == ["stm", "mutex"][(n // 2) % 2]
+    assert int(r["threads"]) == [1, 2][n % 2]
+    want.setdefault((conf, r["runtime"], int(r["threads"])), []).append(float(r["ops_per_s"]))
+lines = [l for l in open(d + "/scaling.md") if l.startswith("| ") and not l.startswith("| configuration")]
+assert len(lines) == 4, lines
+for l in lines:
+    c = [x.strip() for x in l.strip().strip("|").split("|")]
+    conf, rt = c[0], c[1]
+    m1, m2 = statistics.median(want[(conf, rt, 1)]), statistics.median(want[(conf, rt, 2)])
+    assert c[2] == "%.2f M" % (m1 / 1e6) and c[3] == "%.2f M" % (m2 / 1e6), (c, m1, m2)
+    assert c[4] == "×%.2f" % (m2 / m1), (c, m2 / m1)
+    stm2 = statistics.median(want[(conf, "stm", 2)])
+    assert c[6] == "%.2f" % (stm2 / m2), (c, stm2 / m2)
+PY
+}
+check "the table is the medians and ratios of runs.csv" table
+
+if [ $nfail -eq 0 ]; then echo "[  PASSED  ] $npass test(s)."; else
+    echo "[  PASSED  ] $npass test(s)."; echo "[  FAILED  ] $nfail test(s), listed above."; fi
+[ $nfail -eq 0 ]
