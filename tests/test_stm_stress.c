@@ -7,7 +7,8 @@
  *  - churn: a shared linked list with inserts and deletes (allocation and freeing
  *    under contention), its length and sum checked inside every traversal.
  * The reenter cases make threads leave and enter again all the time, so that threads
- * run alone (marking no reads) while others come back and commit.
+ * run alone (marking no reads) while others come back and commit; at their middle
+ * iteration all threads but one leave together, so that one surely runs alone a while.
  * STRESS_SCALE (environment) multiplies the iteration counts (make stress uses it);
  * STRESS_CHAOS (environment, a non-zero integer) replaces the fixed chaos seeds of the
  * chaos cases, so that repeated stress runs see other interleavings.
@@ -62,6 +63,15 @@ static pthread_barrier_t gate;
  * others come back and commit: the alone-mode validation is stressed too. */
 static long reenter_every;
 static atomic_long alone_attempts; /* attempts begun with no other thread entered */
+/* The reenter cases' solo window, at every thread's middle iteration: all threads but
+ * thread 0 leave (counted in `solo_out`) and wait for `solo_back`; thread 0 waits until
+ * they are out, runs SOLO_OPS more iterations alone, then lets them enter again while it
+ * goes on. So some attempts surely begin alone (asserted: the alone mode must engage
+ * when nobody else is entered), and the others enter while thread 0's alone-begun
+ * transactions are in flight, whatever the scheduling. */
+#define SOLO_OPS 64
+static atomic_int solo_out, solo_back;
+static int nthreads_running;
 
 static long scale(void)
 {
@@ -132,7 +142,31 @@ static void *worker(void *arg)
     struct sync_stats st = {0};
     long alone = 0;
     long next_leave = reenter_every ? reenter_every / 2 + tid * 7 : -1;
+    long solo_end = -1;
     for (long i = 0; i < iters; i++) {
+        if (reenter_every && i == iters / 2) {
+            if (tid != 0) {
+                struct sync_stats part = {0};
+                sync_runtime_stm.thread_exit(&part);
+                sync_stats_merge(&st, &part);
+                sync_stats_free(&part);
+                atomic_fetch_add(&solo_out, 1); /* seq_cst: after our exit */
+                while (!atomic_load(&solo_back))
+                    sched_yield();
+                if (sync_runtime_stm.thread_enter(tid, err, sizeof err) != 0) {
+                    atomic_fetch_add(&violations, 1000000);
+                    return NULL;
+                }
+            } else {
+                /* the others' exits happen before their count: our next begins see
+                 * nobody else entered */
+                while (atomic_load(&solo_out) < nthreads_running - 1)
+                    sched_yield();
+                solo_end = i + SOLO_OPS;
+            }
+        }
+        if (i == solo_end)
+            atomic_store(&solo_back, 1);
         if (i == next_leave) {      /* leave, let the others run alone a while, enter */
             struct sync_stats part = {0};
             sync_runtime_stm.thread_exit(&part);
@@ -219,6 +253,8 @@ static void *worker(void *arg)
             }
         }
     }
+    if (tid == 0)
+        atomic_store(&solo_back, 1); /* in case the loop ended inside the solo window */
     struct sync_stats part = {0};
     sync_runtime_stm.thread_exit(&part);
     sync_stats_merge(&st, &part);
@@ -236,6 +272,9 @@ static void run_reenter(int nthreads, const char *chaos, long n, long every)
     setup(nthreads, chaos);
     reenter_every = every;
     atomic_store(&alone_attempts, 0);
+    atomic_store(&solo_out, 0);
+    atomic_store(&solo_back, 0);
+    nthreads_running = nthreads;
     iters = n * scale();
     pthread_t th[64];
     pthread_barrier_init(&gate, NULL, (unsigned)nthreads);
