@@ -129,14 +129,29 @@ static uint64_t xs(uint64_t *s)
     return *s = x;
 }
 
+/* A worker leaves the runtime, its statistics added to *st ... */
+static void leave(struct sync_stats *st)
+{
+    struct sync_stats part = {0};
+    sync_runtime_stm.thread_exit(&part);
+    sync_stats_merge(st, &part);
+    sync_stats_free(&part);
+}
+/* ... and enters it (0; a failed enter is counted as a violation: -1). */
+static int join(int tid)
+{
+    char err[256];
+    if (sync_runtime_stm.thread_enter(tid, err, sizeof err) == 0)
+        return 0;
+    atomic_fetch_add(&violations, 1000000);
+    return -1;
+}
+
 static void *worker(void *arg)
 {
     int tid = (int)(intptr_t)arg;
-    char err[256];
-    if (sync_runtime_stm.thread_enter(tid, err, sizeof err) != 0) {
-        atomic_fetch_add(&violations, 1000000);
+    if (join(tid) != 0)
         return NULL;
-    }
     uint64_t rng = 0x1234567ull * (uint64_t)(tid + 1);
     pthread_barrier_wait(&gate); /* all threads start together, so they overlap */
     struct sync_stats st = {0};
@@ -146,17 +161,12 @@ static void *worker(void *arg)
     for (long i = 0; i < iters; i++) {
         if (reenter_every && i == iters / 2) {
             if (tid != 0) {
-                struct sync_stats part = {0};
-                sync_runtime_stm.thread_exit(&part);
-                sync_stats_merge(&st, &part);
-                sync_stats_free(&part);
+                leave(&st);
                 atomic_fetch_add(&solo_out, 1); /* seq_cst: after our exit */
                 while (!atomic_load(&solo_back))
                     sched_yield();
-                if (sync_runtime_stm.thread_enter(tid, err, sizeof err) != 0) {
-                    atomic_fetch_add(&violations, 1000000);
+                if (join(tid) != 0)
                     return NULL;
-                }
             } else {
                 /* the others' exits happen before their count: our next begins see
                  * nobody else entered */
@@ -168,16 +178,11 @@ static void *worker(void *arg)
         if (i == solo_end)
             atomic_store(&solo_back, 1);
         if (i == next_leave) {      /* leave, let the others run alone a while, enter */
-            struct sync_stats part = {0};
-            sync_runtime_stm.thread_exit(&part);
-            sync_stats_merge(&st, &part);
-            sync_stats_free(&part);
+            leave(&st);
             for (int y = 0; y < 1 + (int)(xs(&rng) % 50); y++)
                 sched_yield();
-            if (sync_runtime_stm.thread_enter(tid, err, sizeof err) != 0) {
-                atomic_fetch_add(&violations, 1000000);
+            if (join(tid) != 0)
                 return NULL;
-            }
             next_leave = i + reenter_every / 2 + (long)(xs(&rng) % (uint64_t)reenter_every);
         }
         uint64_t r = xs(&rng);
@@ -255,10 +260,7 @@ static void *worker(void *arg)
     }
     if (tid == 0)
         atomic_store(&solo_back, 1); /* in case the loop ended inside the solo window */
-    struct sync_stats part = {0};
-    sync_runtime_stm.thread_exit(&part);
-    sync_stats_merge(&st, &part);
-    sync_stats_free(&part);
+    leave(&st);
     atomic_fetch_add(&alone_attempts, alone);
     pthread_mutex_lock(&total_lock);
     sync_stats_merge(&total, &st);
