@@ -791,6 +791,205 @@ static void test_new_object_claimed_until_copied(void **state)
     rt_down();
 }
 
+/* Commits with others entered validate and link in a window that other commits share:
+ * they link by compare-and-swap, and the loser imports and validates the entry that won
+ * before it tries again. A commits and parks in its window just before its link; B
+ * commits meanwhile (its window is not held up by A's: the main thread checks that B is
+ * done while A is still parked) and links first; A's compare-and-swap then fails. With
+ * `race_conflict` A had read X, which B wrote: A must abort and its retry see B's X;
+ * without, A read nothing B wrote: it must link after B at B's revision + 1, once. */
+static int race_conflict, race_attempts_a, race_b_during;
+static atomic_int race_b_done;
+static uint64_t race_rev0, race_rev_b, race_rev_end;
+static volatile long race_sink;
+static _Thread_local int race_parks;     /* the hook is global: only A parks, once */
+static void race_park(void)
+{
+    if (!race_parks)
+        return;
+    race_parks = 0;
+    sem_post(&s_main);          /* main: A is in its window, validated, not linked */
+    sem_wait(&s_a);
+}
+static void *race_a(void *arg)
+{
+    (void)arg;
+    enter(0);
+    SYNC_ATOMIC("test.race.warm.a") {  /* X's granule in: no fill in the window */
+        SYNC_READ(X);
+        SYNC_READ(Y);
+        race_sink = X->v + Y->v;
+    }
+    sem_post(&s_b);
+    sem_wait(&s_a);             /* B warmed up too */
+    race_rev0 = stm_debug_rev();
+    race_parks = 1;
+    stm_test_before_link = race_park;
+    SYNC_ATOMIC("test.race.a") {
+        race_attempts_a++;
+        long x = 0;
+        if (race_conflict) {
+            SYNC_READ(X);
+            x = X->v;
+        }
+        SYNC_WRITE(Y);
+        Y->v = x + 100;
+    }
+    stm_test_before_link = NULL;
+    race_rev_end = stm_debug_rev();
+    sem_post(&s_b);             /* B may leave now: our retry, if any, was not alone */
+    sync_runtime_stm.thread_exit(&st_a);
+    return NULL;
+}
+static void *race_b(void *arg)
+{
+    (void)arg;
+    enter(1);
+    sem_wait(&s_b);
+    SYNC_ATOMIC("test.race.warm.b") {
+        SYNC_READ(X);
+        SYNC_READ(Y);
+        race_sink = X->v + Y->v;
+    }
+    sem_post(&s_a);
+    sem_wait(&s_b);             /* main: A is parked in its window */
+    SYNC_ATOMIC("test.race.b") {
+        SYNC_WRITE(X);
+        X->v = 5;
+    }
+    race_rev_b = stm_debug_rev();
+    atomic_store(&race_b_done, 1);
+    sem_wait(&s_b);             /* A committed */
+    sync_runtime_stm.thread_exit(&st_b);
+    return NULL;
+}
+static void *race_main(void *arg)
+{
+    (void)arg;
+    sem_wait(&s_main);          /* A parks before its compare-and-swap */
+    sem_post(&s_b);             /* B: commit X */
+    for (int i = 0; i < 2000 && !atomic_load(&race_b_done); i++)
+        usleep(1000);
+    race_b_during = atomic_load(&race_b_done); /* 1: B committed while A was parked */
+    sem_post(&s_a);             /* A: link (the CAS fails: B's entry is there) */
+    return NULL;
+}
+static void link_race(int conflict)
+{
+    rt_up(2);
+    race_conflict = conflict;
+    race_attempts_a = race_b_during = 0;
+    atomic_store(&race_b_done, 0);
+    pthread_t tm;
+    pthread_create(&tm, NULL, race_main, NULL);
+    run2(race_a, race_b);
+    pthread_join(tm, NULL);
+    assert_int_equal(race_b_during, 1);            /* windows are shared */
+    assert_int_equal(race_rev_b, race_rev0 + 1);   /* B linked first */
+    assert_int_equal(race_rev_end, race_rev0 + 2); /* then A, once */
+    assert_int_equal(committed_v(X), 5);
+    if (conflict) {
+        assert_int_equal(race_attempts_a, 2);      /* A's validation of B's entry aborts */
+        assert_int_equal(st_a.aborts[SYNC_ABORT_READ_WRITE], 1);
+        assert_int_equal(committed_v(Y), 105);     /* the retry read B's X */
+    } else {
+        assert_int_equal(race_attempts_a, 1);      /* linked after B without an abort */
+        assert_int_equal(sync_stats_aborts(&st_a), 0);
+        assert_int_equal(committed_v(Y), 100);
+    }
+    assert_int_equal(stm_debug_owner(X), -1);
+    assert_int_equal(stm_debug_owner(Y), -1);
+    rt_down();
+}
+static void test_link_race_conflict_aborts(void **state)
+{
+    (void)state;
+    link_race(1);
+}
+static void test_link_race_disjoint_links_after(void **state)
+{
+    (void)state;
+    link_race(0);
+}
+
+/* The commit lock excludes the windows: a granule fill (which must see segment 0 and
+ * the log stand still) waits while a commit is in its window, and then shows its own
+ * snapshot. A parks in its window just before linking a write of FAR; B, whose
+ * snapshot is older, reads FAR for the first time (a fault): its fill must not finish
+ * while A is parked, must show FAR as of B's snapshot (5) after A linked, and B's
+ * validation then aborts it; the retry sees A's 77. */
+static atomic_int wfill_b_done;
+static int wfill_b_during, wfill_attempts_b;
+static long wfill_seen[4];
+static void *wfill_a(void *arg)
+{
+    (void)arg;
+    enter(0);
+    sem_wait(&s_a);             /* B has begun its transaction */
+    race_parks = 1;
+    stm_test_before_link = race_park;
+    SYNC_ATOMIC("test.wfill.a") {
+        SYNC_WRITE(FAR);
+        FAR->v = 77;
+    }
+    stm_test_before_link = NULL;
+    sync_runtime_stm.thread_exit(&st_a);
+    return NULL;
+}
+static void *wfill_b(void *arg)
+{
+    (void)arg;
+    enter(1);
+    SYNC_ATOMIC("test.wfill.b") {
+        int k = wfill_attempts_b++;
+        SYNC_READ(X);
+        long x = X->v;
+        if (k == 0) {
+            sem_post(&s_a);     /* A: commit FAR (and park in the window) */
+            sem_wait(&s_b);     /* main: A is parked */
+        }
+        SYNC_READ(FAR);
+        wfill_seen[k] = FAR->v; /* the first attempt faults FAR's granule in */
+        SYNC_WRITE(Y);
+        Y->v = FAR->v + x;
+    }
+    atomic_store(&wfill_b_done, 1);
+    sync_runtime_stm.thread_exit(&st_b);
+    return NULL;
+}
+static void *wfill_main(void *arg)
+{
+    (void)arg;
+    sem_wait(&s_main);          /* A parks in its window */
+    sem_post(&s_b);             /* B: read FAR (a fill) */
+    usleep(50 * 1000);
+    wfill_b_during = atomic_load(&wfill_b_done); /* 0: B's fill waits for A's window */
+    sem_post(&s_a);             /* A: link */
+    return NULL;
+}
+static void test_fill_waits_for_commit_window(void **state)
+{
+    (void)state;
+    rt_up(2);
+    LAZY_ONLY();
+    alloc_far();
+    atomic_store(&wfill_b_done, 0);
+    wfill_b_during = -1;
+    wfill_attempts_b = 0;
+    pthread_t tm;
+    pthread_create(&tm, NULL, wfill_main, NULL);
+    run2(wfill_a, wfill_b);
+    pthread_join(tm, NULL);
+    assert_int_equal(wfill_b_during, 0);
+    assert_int_equal(wfill_attempts_b, 2);
+    assert_int_equal(wfill_seen[0], 5);   /* B's snapshot, A's entry undone */
+    assert_int_equal(wfill_seen[1], 77);  /* the retry imported A's commit */
+    assert_int_equal(st_b.aborts[SYNC_ABORT_READ_WRITE], 1);
+    assert_int_equal(committed_v(FAR), 77);
+    assert_int_equal(committed_v(Y), 77);
+    rt_down();
+}
+
 /* An inevitable transaction that asks a committer for an object after the committer
  * linked its entry (it can no longer abort) is answered by the committer's release of
  * the object; the request must not outlive that commit, or the committer's next
@@ -1166,6 +1365,9 @@ int main(void)
         cmocka_unit_test(test_import_skips_untouched_pages),
         cmocka_unit_test(test_fill_waits_for_late_publish_),
         cmocka_unit_test(test_new_object_claimed_until_copied),
+        cmocka_unit_test(test_link_race_conflict_aborts),
+        cmocka_unit_test(test_link_race_disjoint_links_after),
+        cmocka_unit_test(test_fill_waits_for_commit_window),
         cmocka_unit_test(test_abort_request_ends_with_the_commit),
         cmocka_unit_test(test_abort_request_after_the_commit),
         cmocka_unit_test(test_counters_exact),

@@ -37,6 +37,7 @@
 
 #ifdef STM_TEST_HOOKS
 void (*stm_test_after_link)(void); /* tests only: stm_internal.h */
+void (*stm_test_before_link)(void);
 void (*stm_test_before_release)(void);
 void (*stm_test_before_ask)(void);
 #endif
@@ -44,28 +45,32 @@ void (*stm_test_before_ask)(void);
 /* ------------------------------------------------------------------ helpers */
 
 /*
- * The commit lock: a test-and-test-and-set spinlock that yields the CPU after a few
- * rounds (threads may outnumber cores). Held briefly: a commit's last validation and
- * its link (and its copies, for a thread alone or a commit that claimed nothing), or a
- * granule fill.
+ * The commit lock and the commit windows. A commit that owns everything it will copy
+ * (or finds itself alone) runs its validation and link in a *window*: a shared critical
+ * section, entered by raising its own segment's `committing` flag and finding the lock
+ * free; several windows run at once and link by compare-and-swap. The lock, a
+ * test-and-test-and-set spinlock that yields after a few rounds (threads may outnumber
+ * cores), excludes the windows: its holder waits until no flag is up. It is taken by
+ * what must see the log and segment 0 stand still, and is rare: granule fills, enters
+ * and exits, becoming inevitable, and the commits that wrote objects they do not own.
+ * The flag's store and the lock's load in window_enter, and the lock's CAS and the
+ * flags' loads in stm_commit_lock, are seq_cst: of a window and a lock taken at the same
+ * time, at least one sees the other (a store-load order that acquire/release does not
+ * give).
  */
 void stm_commit_lock(void)
 {
-    STM_ASSERT(!(stm_me && stm_me->holds_lock), "commit lock: never taken twice by a thread");
+    STM_ASSERT(!(stm_me && stm_in_commit(stm_me)), "commit lock: never taken twice by a thread");
+    int timed = 0; /* time breakdown: only a taken lock, or a window waited for, is timed */
     for (int spins = 0;; spins++) {
         int z = 0;
-        /* acquire: pairs with the release in commit_unlock; everything the previous
-         * holder did under the lock (segment 0, page states, log tail) is visible. */
-        if (atomic_compare_exchange_weak_explicit(&G.lock, &z, 1, memory_order_acquire,
-                                                  memory_order_relaxed)) {
-            if (stm_me)
-                stm_me->holds_lock = 1;
-            if (spins)
-                TA_TIMED_END();
-            return;
-        }
-        if (!spins)
-            TA_TIMED_BEGIN(TA_WAIT_LOCK);   /* time breakdown: only a taken lock is timed */
+        /* seq_cst (an acquire at least: pairs with the release in commit_unlock, so
+         * what the previous holder did under the lock is visible): see above */
+        if (atomic_compare_exchange_weak_explicit(&G.lock, &z, 1, memory_order_seq_cst,
+                                                  memory_order_relaxed))
+            break;
+        if (!timed++)
+            TA_TIMED_BEGIN(TA_WAIT_LOCK);
         /* relaxed: only waits for the lock to look free before trying again */
         while (atomic_load_explicit(&G.lock, memory_order_relaxed)) {
             if (++spins > 64)
@@ -74,6 +79,22 @@ void stm_commit_lock(void)
                 __builtin_ia32_pause();
         }
     }
+    for (int i = 1; i <= G.nseg; i++)
+        /* seq_cst: see above; it is also an acquire, pairing with the release that
+         * closed the window: that commit's link, G.rev and flags are visible */
+        for (int spins = 0; atomic_load_explicit(&G.segs[i].committing, memory_order_seq_cst);
+             spins++) {
+            if (!timed++)
+                TA_TIMED_BEGIN(TA_WAIT_LOCK);
+            if (spins > 64)
+                sched_yield();
+            else
+                __builtin_ia32_pause();
+        }
+    if (stm_me)
+        stm_me->holds_lock = 1;
+    if (timed)
+        TA_TIMED_END();
 }
 
 void stm_commit_unlock(void)
@@ -83,15 +104,63 @@ void stm_commit_unlock(void)
                "commit lock: held when released");
     if (stm_me)
         stm_me->holds_lock = 0;
-    /* release: pairs with the acquire CAS in commit_lock */
+    /* release: pairs with the CAS in commit_lock and the load in window_enter */
     atomic_store_explicit(&G.lock, 0, memory_order_release);
 }
 
+/* Enters this thread's commit window (see above): raises the flag, and lowers it again
+ * to wait while the lock is held. */
+static void window_enter(struct stm_seg *s)
+{
+    STM_ASSERT(!stm_in_commit(s), "commit window: entered once, without the lock");
+    int timed = 0;
+    for (int spins = 0;; spins++) {
+        /* seq_cst, both: see above */
+        atomic_store_explicit(&s->committing, 1, memory_order_seq_cst);
+        if (!atomic_load_explicit(&G.lock, memory_order_seq_cst))
+            break;
+        /* relaxed: the lock's holder only waits for it to fall; nothing was done */
+        atomic_store_explicit(&s->committing, 0, memory_order_relaxed);
+        if (!timed++)
+            TA_TIMED_BEGIN(TA_WAIT_LOCK);
+        /* relaxed: only waits for the lock to look free before trying again */
+        while (atomic_load_explicit(&G.lock, memory_order_relaxed)) {
+            if (++spins > 64)
+                sched_yield();
+            else
+                __builtin_ia32_pause();
+        }
+    }
+    s->in_window = 1;
+    if (timed)
+        TA_TIMED_END();
+}
+
+static void window_leave(struct stm_seg *s)
+{
+    STM_ASSERT(s->in_window, "commit window: left by the thread in it");
+    s->in_window = 0;
+    /* release: pairs with the seq_cst (acquire) load in commit_lock; everything the
+     * commit did in the window (its link, G.rev, its publishing flag) is visible to
+     * the lock's next holder */
+    atomic_store_explicit(&s->committing, 0, memory_order_release);
+}
+
+/* Leaves whichever critical section this thread's commit is in (an abort from the
+ * validation, log.c). */
+void stm_commit_leave(struct stm_seg *s)
+{
+    if (s->in_window)
+        window_leave(s);
+    else
+        stm_commit_unlock();
+}
 /*
  * Waits, holding commit_lock, until no committer is still copying its owned objects into
- * segment 0 after its link (publishing). New copies start only under the lock, so once
- * this returns, segment 0 is exactly the state at G.rev until the lock is released:
- * what a granule fill and an eager enter copy from.
+ * segment 0 after its link (publishing). New copies start only in a window or under the
+ * lock, and the lock's holder has waited out the windows, so once this returns, segment
+ * 0 is exactly the state at G.rev until the lock is released: what a granule fill and
+ * an eager enter copy from.
  */
 void stm_wait_publishers(void)
 {
@@ -170,7 +239,7 @@ void __attribute__((noreturn)) stm_abort(enum sync_abort_kind kind, int other,
     if (s->inevitable)
         stm_fatal("an inevitable transaction tried to abort (%s)", sync_abort_kind_name(kind));
     STM_ASSERT(stm_self.depth >= 1, "abort: inside a transaction");
-    STM_ASSERT(!s->holds_lock, "abort: never with the commit lock held");
+    STM_ASSERT(!stm_in_commit(s), "abort: never in the commit lock or window");
     STM_ASSERT(!atomic_load_explicit(&s->publishing, memory_order_relaxed),
                "I2: abort: not while publishing (the commit is past its link)");
     STM_ASSERT(s->nowned <= s->nws, "I3: owned objects are among the written ones");
@@ -259,7 +328,7 @@ void _stm_write_slowpath(void __seg_gs *obj)
     uintptr_t off = (uintptr_t)obj;
     if (SYNC_UNLIKELY(stm_self.depth == 0))
         stm_fatal("%s outside an atomic block", "SYNC_WRITE");
-    STM_ASSERT(!s->holds_lock, "no write barrier under the commit lock");
+    STM_ASSERT(!stm_in_commit(s), "no write barrier in the commit lock or window");
     STM_ASSERT(off >= G.rm_size && off < G.rm_size + G.heap_size, "a written object is in the heap");
     check_abort_request(s);
     chaos_point(s);
@@ -370,7 +439,8 @@ void _stm_become_inevitable(void)
     }
     stm_import_log(s, 1, 1);
     STM_ASSERT(s->holds_lock, "I6: inevitability is taken under the commit lock");
-    STM_ASSERT(!atomic_load_explicit(&s->last->next, memory_order_relaxed) && s->last == G.log_tail,
+    STM_ASSERT(!atomic_load_explicit(&s->last->next, memory_order_relaxed) &&
+                   s->last == atomic_load_explicit(&G.log_tail, memory_order_relaxed),
                "I5: an inevitable transaction has imported (validated) every entry");
     STM_ASSERT(atomic_load_explicit(&G.inevitable, memory_order_relaxed) == 0,
                "I6: at most one inevitable transaction");
@@ -389,7 +459,7 @@ int _stm_begin(const char *site)
     if (SYNC_UNLIKELY(!s))
         stm_fatal("%s: thread has not entered the stm runtime", site);
     STM_ASSERT(stm_self.depth == 0, "begin: no transaction open");
-    STM_ASSERT(!s->holds_lock && !s->inevitable && !s->building && !s->claimed,
+    STM_ASSERT(!stm_in_commit(s) && !s->inevitable && !s->building && !s->claimed,
                "begin: nothing left of the last one");
     STM_ASSERT(s->nws == 0 && s->nowned == 0 && s->nranges == 0 && s->nrecycled == 0 &&
                    s->nfrees == 0 && s->ntx_chunks == 0 && s->backup_len == 0,
@@ -521,7 +591,7 @@ void _stm_commit(void)
     int timed = (++s->commit_counter & (SYNC_COMMIT_SAMPLE - 1)) == 0;
     uint64_t t0 = timed ? ticks() : 0;    /* the TSC: about 11 ns here, clock_gettime 29 */
     STM_ASSERT(stm_self.depth == 1, "commit: the outermost block ends");
-    STM_ASSERT(!s->holds_lock, "commit: starts without the commit lock");
+    STM_ASSERT(!stm_in_commit(s), "commit: starts outside the commit lock and window");
     STM_ASSERT(!atomic_load_explicit(&s->publishing, memory_order_relaxed),
                "I2: publishing is 0 when a commit starts");
     STM_ASSERT(!s->inevitable ||
@@ -576,28 +646,47 @@ void _stm_commit(void)
         s->building = stm_entry_build(s);
     }
 
+    /* The window (commit_lock's comment) serves a commit that will copy only what it
+     * owns after its link, or that finds itself alone; the rest take the lock. In the
+     * window nactive stands still (enters and exits take the lock), so `others` below is
+     * exact: a commit that claimed nothing (it looked alone) but finds others entered
+     * leaves for the lock. */
+    int window = claim ? s->nowned == s->nws : 1;
     for (;;) {
-        stm_commit_lock();
+        if (window)
+            window_enter(s);
+        else
+            stm_commit_lock();
+        if (window && !claim && atomic_load_explicit(&G.nactive, memory_order_relaxed) > 1) {
+            window_leave(s);
+            window = 0;
+            continue;
+        }
+        /* relaxed: set by the lock's holder, whose release of the lock we acquired (or
+         * which waited for our window); cleared by the inevitable commit itself */
         int ie = atomic_load_explicit(&G.inevitable, memory_order_relaxed);
         if (ie == 0 || ie == s->idx)
             break;
-        stm_commit_unlock();
+        stm_commit_leave(s);
         wait_inevitable_gone(s);
     }
-    /* the rest, under the lock: nothing can slip in now (acquire: pairs with the
-     * release that linked the entry) */
+    /* the rest, in the lock or the window (acquire: pairs with the release that linked
+     * the entry) */
     if (atomic_load_explicit(&s->last->next, memory_order_acquire)) {
         TA_PHASE(TA_VALIDATE);
         stm_import_log(s, 1, 1);
         TA_PHASE(TA_PUBLISH);
     }
-    STM_ASSERT(s->holds_lock, "I4: a commit links under the commit lock");
-    STM_ASSERT(s->last == G.log_tail && !atomic_load_explicit(&s->last->next, memory_order_relaxed),
-               "I5: the committer has validated every entry");
-    STM_ASSERT(G.log_tail->rev == atomic_load_explicit(&G.rev, memory_order_relaxed),
-               "I4: the log tail's rev is G.rev");
-    STM_ASSERT(atomic_load_explicit(&s->rev, memory_order_relaxed) == G.log_tail->rev,
-               "I4: the committer is at the newest revision");
+    STM_ASSERT(stm_in_commit(s), "I4: a commit links in the commit lock or window");
+    STM_ASSERT(!s->holds_lock || !atomic_load_explicit(&s->last->next, memory_order_relaxed),
+               "I5: under the lock, the committer has validated every entry (in a window, "
+               "entries linked since are validated when the link's CAS fails)");
+    STM_ASSERT(!s->holds_lock ||
+                   (s->last == atomic_load_explicit(&G.log_tail, memory_order_relaxed) &&
+                    s->last->rev == atomic_load_explicit(&G.rev, memory_order_relaxed)),
+               "I4: under the lock, the tail is published: its rev is G.rev");
+    STM_ASSERT(atomic_load_explicit(&s->rev, memory_order_relaxed) == s->last->rev,
+               "I4: the committer is at its last imported entry");
     chaos_point(s);
 
     /* A thread alone writes segment 0 and nothing else: a thread entering later starts
@@ -606,18 +695,21 @@ void _stm_commit(void)
     struct log_entry *e = s->building;
     s->building = NULL;
     if (others && !e)
-        e = stm_entry_build(s);          /* a thread entered since we looked */
+        e = stm_entry_build(s);          /* a thread entered since we looked (the lock) */
     else if (!others && e) {
         stm_entry_keep(s, e);
         e = NULL;
     }
-    uint64_t rev = atomic_load_explicit(&G.rev, memory_order_relaxed);
+    STM_ASSERT(!(s->in_window && e) || (s->claimed && s->nowned == s->nws),
+               "I2, I3: a window links only a commit that owns all it copies late");
+    uint64_t rev = s->last->rev;
     /* Objects that we own (I3: the written ones we took, the new and recycled ones we
-     * claimed) are copied into segment 0 after the lock: no other committer writes them
+     * claimed) are copied into segment 0 after the link: no other committer writes them
      * before we let go, importers read the entry, and fills and eager enters wait for
-     * our `publishing` flag (wait_publishers). What we do not own is copied here: the
-     * objects of a transaction begun alone (it took no ownership), and new and recycled
-     * objects of a commit that found another thread entered only under the lock. */
+     * our `publishing` flag (wait_publishers). What we do not own is copied here, under
+     * the lock: the objects of a transaction begun alone (it took no ownership), and new
+     * and recycled objects of a commit that found another thread entered only under the
+     * lock; and a thread alone copies everything here (nobody else is entered). */
     int late_ws = e && s->nws && s->nowned == s->nws;
     int late_new = e && s->claimed;
     if (!late_ws)
@@ -644,19 +736,58 @@ void _stm_commit(void)
     chaos_point(s);
     if (e) {
         STM_ASSERT(e->seg == s->idx, "I4: a commit links its own entry");
-        STM_ASSERT(!atomic_load_explicit(&G.log_tail->next, memory_order_relaxed),
-                   "I4: linked at the tail");
-        e->rev = ++rev;
-        STM_ASSERT(e->rev == G.log_tail->rev + 1, "I4: a linked entry's rev is the previous + 1");
-        /* release: publishes the entry's contents and segment 0's new bytes; pairs
-         * with the acquire load of `next` in import_log. */
-        atomic_store_explicit(&G.log_tail->next, e, memory_order_release);
-        G.log_tail = e;
-        /* release: pairs with the acquire loads of G.rev in begin and commit */
-        atomic_store_explicit(&G.rev, rev, memory_order_release);
+        /* Link at the tail by compare-and-swap (in the window another commit may link
+         * first; under the lock nobody can). release on success: publishes the entry's
+         * contents (and, under the lock, segment 0's new bytes); pairs with the acquire
+         * load of `next` in import_log. acquire on failure: we import the entry that
+         * won, validating it (an abort if it wrote what we read), and try again. */
+        s->building = e;                 /* an abort in the validation keeps it */
+        for (;;) {
+            e->rev = rev + 1;
+#ifdef STM_TEST_HOOKS
+            if (stm_test_before_link)
+                stm_test_before_link();
+#endif
+            chaos_point(s);
+            struct log_entry *none = NULL;
+            if (atomic_compare_exchange_strong_explicit(&s->last->next, &none, e,
+                                                        memory_order_release,
+                                                        memory_order_acquire))
+                break;
+            STM_ASSERT(s->in_window, "I4: under the lock nobody else links");
+            TA_PHASE(TA_VALIDATE);
+            stm_import_log(s, 1, 1);
+            TA_PHASE(TA_PUBLISH);
+            rev = s->last->rev;
+        }
+        s->building = NULL;
+        rev++;
+        STM_ASSERT(e->rev == rev, "I4: a linked entry's rev is the previous + 1");
         s->last = e;
         /* release: pairs with the acquire load in min_active_rev */
         atomic_store_explicit(&s->rev, rev, memory_order_release);
+        /* G.rev and the published tail in revision order: the committer of rev - 1
+         * (in its window still, or done) publishes first (acquire: pairs with its
+         * release store of G.rev, after its own tail store). It cannot abort any more,
+         * so this wait ends unless it is descheduled. */
+        if (atomic_load_explicit(&G.rev, memory_order_acquire) != rev - 1) {
+            TA_TIMED_BEGIN(TA_WAIT_LOCK);
+            for (int spins = 0; atomic_load_explicit(&G.rev, memory_order_acquire) != rev - 1;
+                 spins++) {
+                if (spins > 64)
+                    sched_yield();
+                else
+                    __builtin_ia32_pause();
+            }
+            TA_TIMED_END();
+        }
+        chaos_point(s);
+        /* relaxed: ordered by the G.rev store below for the next committer, and by our
+         * window's release (or the lock's) for the lock's next holder */
+        atomic_store_explicit(&G.log_tail, e, memory_order_relaxed);
+        /* release: pairs with the acquire loads of G.rev in commit, begin and
+         * min_active_rev */
+        atomic_store_explicit(&G.rev, rev, memory_order_release);
         e->own_next = NULL;
         if (s->own_tail)
             s->own_tail->own_next = e;
@@ -674,9 +805,9 @@ void _stm_commit(void)
                "I2: publishing is 0 before the link's flag");
     int late = late_ws || late_new;
     if (late)
-        /* relaxed: under the lock; a waiter reads it under the lock too */
+        /* relaxed: a lock's holder reads it after our window's (or lock's) release */
         atomic_store_explicit(&s->publishing, 1, memory_order_relaxed);
-    stm_commit_unlock();
+    stm_commit_leave(s);
     if (late) {
 #ifdef STM_TEST_HOOKS
         if (stm_test_after_link)
@@ -750,7 +881,7 @@ done:
     STM_ASSERT(!s->inevitable &&
                    atomic_load_explicit(&G.inevitable, memory_order_relaxed) != s->idx,
                "I6: a commit ends inevitability");
-    STM_ASSERT(!s->holds_lock && !atomic_load_explicit(&s->publishing, memory_order_relaxed),
+    STM_ASSERT(!stm_in_commit(s) && !atomic_load_explicit(&s->publishing, memory_order_relaxed),
                "a commit ends without the lock and with its copies done");
     stm_self.aborts_in_row = 0;
     s->stats.commits++;

@@ -25,8 +25,8 @@
 
 /*
  * Imports every committed entry after s->rev into segment s (I4), validating each
- * against the read markers first when `validate` (I5). On a conflict aborts (the
- * caller must not hold commit_lock then: unlock_on_abort says whether it does).
+ * against the read markers first when `validate` (I5). On a conflict aborts, leaving
+ * first the commit lock or window the caller is in (unlock_on_abort says whether).
  */
 void stm_import_log(struct stm_seg *s, int validate, int unlock_on_abort)
 {
@@ -35,7 +35,8 @@ void stm_import_log(struct stm_seg *s, int validate, int unlock_on_abort)
     const uint16_t *rm = (const uint16_t *)seg_addr(s->idx, 0);
     uint16_t rv = stm_self.rv;
     STM_ASSERT(s == stm_me, "I2: only the owning thread imports into its segment");
-    STM_ASSERT(s->holds_lock == unlock_on_abort, "import: unlock_on_abort says whether we hold the lock");
+    STM_ASSERT(stm_in_commit(s) == unlock_on_abort,
+               "import: unlock_on_abort says whether we are in the commit lock or window");
     STM_ASSERT(atomic_load_explicit(&s->rev, memory_order_relaxed) == e->rev,
                "I4: a segment's rev is its last imported entry's");
     /* acquire: pairs with the release store that linked the entry in commit */
@@ -50,13 +51,13 @@ void stm_import_log(struct stm_seg *s, int validate, int unlock_on_abort)
                  * snapshot may have written what it read (I5, conservatively). Which
                  * object is not known: the conflict names none (object 0). */
                 if (unlock_on_abort)
-                    stm_commit_unlock();
+                    stm_commit_leave(s);
                 stm_abort(SYNC_ABORT_READ_WRITE, n->seg, 0);
             }
             for (uint32_t i = 0; i < n->nruns; i++)
                 if (r[i].validate && rm[r[i].off >> 4] == rv) {
                     if (unlock_on_abort)
-                        stm_commit_unlock();
+                        stm_commit_leave(s);
                     stm_abort(SYNC_ABORT_READ_WRITE, n->seg, r[i].off);
                 }
         }
@@ -88,7 +89,8 @@ void stm_import_log(struct stm_seg *s, int validate, int unlock_on_abort)
 
 void stm_entry_keep(struct stm_seg *s, struct log_entry *e)
 {
-    STM_ASSERT(e != G.log_first && e != G.log_tail, "I4: the sentinel and the tail are never freed");
+    STM_ASSERT(e != G.log_first && e != atomic_load_explicit(&G.log_tail, memory_order_relaxed),
+               "I4: the sentinel and the published tail are never freed");
     if (e->cap == ENTRY_SMALL) {
         e->own_next = s->free_entries;
         s->free_entries = e;

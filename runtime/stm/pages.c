@@ -99,8 +99,8 @@ static void protect_rw(struct stm_seg *s, size_t g0, size_t g1)
 #define FAULTS_BEFORE_ALL 64
 void stm_materialize(struct stm_seg *s, size_t g0, size_t g1, int fresh)
 {
-    if (s->holds_lock)
-        stm_fatal("%s: a heap page was touched under the commit lock", "stm");
+    if (stm_in_commit(s))
+        stm_fatal("%s: a heap page was touched in the commit lock or window", "stm");
     STM_ASSERT(s == stm_me, "I2: only the owning thread fills its granules");
     STM_ASSERT(g0 < g1 && g1 <= G.ngranules, "a fill covers granules of the heap");
     if ((!fresh && s->nfills >= FAULTS_BEFORE_ALL) || s->nprotect >= G.map_budget) {

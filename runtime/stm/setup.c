@@ -230,7 +230,8 @@ static int stm_init(const struct sync_config *cfg, char *err, size_t errlen)
         G.segs[s].base = seg_addr(s, 0);
         G.segs[s].chaos_rng = (G.chaos ? G.chaos : 1) * 0x9E3779B97F4A7C15ull + (uint64_t)s;
     }
-    G.log_first = G.log_tail = calloc(1, sizeof(struct log_entry)); /* the sentinel, rev 0 */
+    G.log_first = calloc(1, sizeof(struct log_entry)); /* the sentinel, rev 0 */
+    atomic_init(&G.log_tail, G.log_first);
     if (!G.log_first) {
         snprintf(err, errlen, "stm: out of memory");
         goto fail;
@@ -348,7 +349,7 @@ static int stm_enter(int tid, char *err, size_t errlen)
         memcpy(seg_addr(s->idx, G.rm_size), seg_addr(0, G.rm_size), used);
         memset(s->gstate, G_OWN, G.ngranules);
     }
-    s->last = G.log_tail;
+    s->last = atomic_load_explicit(&G.log_tail, memory_order_relaxed); /* exact: we hold the lock */
     atomic_store_explicit(&s->rev, atomic_load_explicit(&G.rev, memory_order_relaxed),
                           memory_order_relaxed);
     STM_ASSERT(s->last->rev == atomic_load_explicit(&s->rev, memory_order_relaxed),
@@ -394,7 +395,7 @@ static void stm_exit(struct sync_stats *out)
         _stm_left_open("thread exit");
     STM_ASSERT(!s->inevitable && atomic_load_explicit(&G.inevitable, memory_order_relaxed) != s->idx,
                "I6: a thread leaves without inevitability");
-    STM_ASSERT(!s->holds_lock && !s->building, "exit: no commit under way");
+    STM_ASSERT(!stm_in_commit(s) && !s->building, "exit: no commit under way");
     stm_commit_lock();
     STM_ASSERT(atomic_load_explicit(&G.nactive, memory_order_relaxed) >= 1,
                "nactive counts this thread");

@@ -155,8 +155,12 @@ struct stm_seg {
     _Atomic uint64_t rev;        /* snapshot revision; read by min_active_rev (acquire) */
     _Atomic int abort_request;   /* set by an inevitable transaction wanting our object */
     _Atomic int active;          /* a thread is entered; written under the commit lock */
-    _Atomic int publishing;      /* 1 from the link of our entry (under the lock) until
-                                  * our owned objects are copied into segment 0 (after it) */
+    _Atomic int publishing;      /* 1 from the link of our entry (in the commit window or
+                                  * under the lock) until our owned objects are copied
+                                  * into segment 0 (after it) */
+    _Atomic int committing;      /* 1 while our commit is in its window (a shared
+                                  * critical section: the commit lock's holder waits
+                                  * until no segment has it; seq_cst, commit.c) */
     int idx;                     /* segment number, >= 1 for threads */
     /* private */
     char *base;                  /* seg_addr(idx, 0), kept for the hot paths */
@@ -183,6 +187,7 @@ struct stm_seg {
     size_t nprotect;             /* mprotect calls since the last fill-all (mapping budget) */
     size_t nfills;               /* fills since the last fill-all */
     int holds_lock;              /* this thread holds commit_lock (a fault then is a bug) */
+    int in_window;               /* this thread's commit is in its window (likewise) */
     struct range *ranges; size_t nranges, ranges_cap;
     struct recycled *recycled; size_t nrecycled, recycled_cap;
     struct freed *frees; size_t nfrees, frees_cap;
@@ -212,7 +217,10 @@ struct stm_global {
     _Atomic int lock SYNC_CL_ALIGNED; /* the commit lock (spinlock) */
     _Atomic uint64_t rev;        /* latest committed revision */
     _Atomic int inevitable;      /* segment of the inevitable transaction, 0 = none */
-    struct log_entry *log_tail;  /* newest; under the lock */
+    /* The newest entry whose revision is published in G.rev: written with G.rev, in
+     * revision order (commit.c); exact for a holder of the lock, which waits out every
+     * commit window first (relaxed: ordered by G.rev and the windows' flags). */
+    _Atomic(struct log_entry *) log_tail;
     struct log_entry *log_first; /* the sentinel entry (rev 0); freed at fini */
     _Atomic uint64_t min_rev SYNC_CL_ALIGNED; /* all active threads are at least here (I7) */
     _Atomic uintptr_t heap_cursor SYNC_CL_ALIGNED;
@@ -309,6 +317,7 @@ extern __thread struct stm_seg *stm_me __attribute__((tls_model("local-exec"), v
 /* commit.c */
 void stm_commit_lock(void);
 void stm_commit_unlock(void);
+void stm_commit_leave(struct stm_seg *s);
 void stm_wait_publishers(void);
 void stm_chaos_step(struct stm_seg *s);
 void stm_abort(enum sync_abort_kind kind, int other, uintptr_t obj) __attribute__((noreturn));
@@ -426,6 +435,13 @@ static inline void ensure_accessible(uintptr_t off, size_t len, int fresh)
         }
 }
 
+/* Is this thread in a commit's critical section, the lock or the window (where a page
+ * fault, a write barrier or an abort would be a bug)? */
+static inline int stm_in_commit(const struct stm_seg *s)
+{
+    return s->holds_lock || s->in_window;
+}
+
 /* Is no committer copying owned objects into segment 0 (for asserts; reads only)? */
 static inline int stm_publishers_idle(void)
 {
@@ -459,6 +475,9 @@ static inline void tx_reset(struct stm_seg *s)
 /* Called, when set, by a committer between releasing the commit lock and copying its
  * owned objects into segment 0 (the stepped tests park a thread there). */
 extern void (*stm_test_after_link)(void);
+/* Called, when set, by a committer just before each compare-and-swap that links its
+ * entry (it has validated every entry linked so far). */
+extern void (*stm_test_before_link)(void);
 /* Called, when set, by a committer that owned objects after its copies, before it
  * gives the objects up (it can no longer abort there). */
 extern void (*stm_test_before_release)(void);
