@@ -4,18 +4,21 @@
  * files are listed in stm_internal.h.
  *
  * Maintains I2 (a committer writes segment 0 and nothing of another segment; owned
- * objects are copied after the lock with `publishing` set), I3 (ownership taken by a
+ * objects are copied after the link with `publishing` set), I3 (ownership taken by a
  * CAS in the write slow path, or by a commit's claim of its new and recycled objects,
- * given back at commit or abort), I4 (entries linked under
- * the lock in revision order), I5 (commit and becoming inevitable import, and so
- * validate, every newer entry first) and I6 (one inevitable transaction; others wait
- * at commit, abortable).
+ * given back at commit or abort), I4 (entries linked by CAS in revision order, in a
+ * commit window or under the lock; G.rev published in the same order), I5 (commit and
+ * becoming inevitable import, and so validate, every newer entry first, and a link
+ * that loses its CAS validates the winner) and I6 (one inevitable transaction; others
+ * wait at commit, abortable).
  *
- * Memory order: the commit lock's acquire CAS pairs with its release store; the link of
- * an entry, G.rev and a segment's rev are release stores (paired with the acquire
- * loads in import and min_active_rev); the ownership word is released at commit and
- * abort and acquired by the next writer's CAS; G.inevitable, abort_request and
- * publishing are release/acquire pairs, each commented where it is stored.
+ * Memory order: a window's flag store and lock load, and the lock's CAS and flag loads,
+ * are seq_cst (a Dekker handshake); leaving a window and the unlock are release stores
+ * (paired with the lock's CAS and flag loads); the link of an entry (CAS), G.rev and a
+ * segment's rev are release stores (paired with the acquire loads in import, the next
+ * committer and min_active_rev); the ownership word is released at commit and abort
+ * and acquired by the next writer's CAS; G.inevitable, abort_request and publishing are
+ * release/acquire pairs, each commented where it is stored.
  */
 
 #include "runtime/stm/sync_stm.h"
@@ -498,7 +501,7 @@ int _stm_begin(const char *site)
     chaos_point(s);
     /* Anything committed since our snapshot? Asked of the last entry we imported, not
      * of G.rev: that line changes only when the next entry is linked, while the
-     * commit line changes at every commit (acquire: pairs with the release store that
+     * publication line changes at every commit (acquire: pairs with the release store that
      * linked the entry). */
     if (atomic_load_explicit(&s->last->next, memory_order_acquire))
         stm_import_log(s, 0, 0); /* nothing read yet: refresh the snapshot */

@@ -23,7 +23,10 @@
  * segment's heap is either
  *   G_NONE  inaccessible (PROT_NONE): not used since the thread entered; stale bytes, or
  *   G_OWN   read-write, the segment's copy, up to date at its revision.
- * (G_FILL is G_NONE becoming G_OWN, under the commit lock.) Under valgrind or with
+ * (G_FILL is G_NONE becoming G_OWN, under the commit lock.) A commit validates and
+ * links in a window that other commits share (its segment's `committing` flag); the
+ * commit lock excludes the windows (its holder waits until no flag is up) and is taken
+ * only by fills, enters, exits, becoming inevitable and commits of unowned objects. Under valgrind or with
  * STM_PAGES=eager every granule is G_OWN from entering.
  *
  * Invariants (each file's head says which it maintains):
@@ -34,23 +37,26 @@
  *  I2 (granules) Only the owning thread changes its segment, its granule states and its
  *     counters. A G_OWN granule of s holds segment 0's bytes as of s->rev plus s's own
  *     uncommitted writes: imports copy an entry's runs into G_OWN granules and skip
- *     G_NONE ones. Filling a granule (under commit_lock, so segment 0 and the log tail
- *     stand still) copies segment 0 (revision G.rev) and undoes, newest first, every
- *     entry after s->rev with the old bytes the entry carries. Committers touch
- *     segment 0 and nothing of any other segment. A committer copies the objects it
- *     owns (written or claimed) into segment 0 after releasing the lock, with its `publishing` flag set from
- *     before the release until the copies are done; a fill (and an eager enter) waits,
- *     under the lock, until no flag is set, so it copies segment 0 exactly at G.rev.
+ *     G_NONE ones. Filling a granule (under commit_lock, which waits out the commit
+ *     windows, so segment 0 and the log tail stand still) copies segment 0 (revision
+ *     G.rev) and undoes, newest first, every entry after s->rev with the old bytes the
+ *     entry carries. Committers touch segment 0 and nothing of any other segment. A
+ *     committer copies the objects it owns (written or claimed) into segment 0 after
+ *     leaving its window (or the lock), with its `publishing` flag set from before it
+ *     leaves until the copies are done; a fill (and an eager enter) waits, under the
+ *     lock, until no flag is set, so it copies segment 0 exactly at G.rev.
  *  I3 (ownership) At most one transaction owns an object for writing: wlocks[o>>4]
  *     holds owner (segment index, 0 = none) | rev << 16, where rev is the revision of
  *     the last commit that wrote the object. A writer acquires ownership with a CAS
  *     and keeps it until its commit published the object, or its abort restored it.
  *     A commit with others entered also owns its new and recycled objects (a claim,
  *     stored before the link, when nobody else can reach them) until it has copied
- *     them into segment 0 after the lock; an abort gives the claim back.
+ *     them into segment 0 after its link; an abort gives the claim back.
  *     A thread alone (nactive == 1) takes no ownership and appends no log entry:
  *     ownership only detects conflicts early, serialisability rests on I5.
- *  I4 (log) Entries are appended under commit_lock in revision order; a thread at
+ *  I4 (log) Entries are appended in revision order, by CAS on the tail's `next` (in a
+ *     window or under commit_lock); G.rev and the published tail follow in the same
+ *     order (the committer of r waits until G.rev is r - 1); a thread at
  *     revision r has imported exactly the entries <= r. An entry is freed only when
  *     every active thread's rev is past it (the entry equal to the minimum is kept,
  *     for its `next`).
@@ -210,13 +216,15 @@ struct stm_global {
                                   * whole used heap accessible at once (mapping bound) */
     _Atomic uint64_t *wlocks;    /* [heap offset / 16]: owner | rev << 16 */
     /* Read on every begin, write and commit, changed only when a thread enters or
-     * leaves: kept off the commit line, so reading it costs no cache miss after
+     * leaves: kept off the lines commits write, so reading it costs no cache miss after
      * another thread's commit. */
     _Atomic int nactive;         /* entered threads; changed under the lock */
-    /* The commit line: what every commit touches, together. */
+    /* Read by every commit's window, written only by the rare lock holders (and
+     * G.inevitable by the inevitable commit): off the line every commit writes. */
     _Atomic int lock SYNC_CL_ALIGNED; /* the commit lock (spinlock) */
-    _Atomic uint64_t rev;        /* latest committed revision */
     _Atomic int inevitable;      /* segment of the inevitable transaction, 0 = none */
+    /* The publication line: every writing commit stores both, in revision order. */
+    _Atomic uint64_t rev SYNC_CL_ALIGNED; /* latest published revision */
     /* The newest entry whose revision is published in G.rev: written with G.rev, in
      * revision order (commit.c); exact for a holder of the lock, which waits out every
      * commit window first (relaxed: ordered by G.rev and the windows' flags). */
