@@ -43,6 +43,7 @@ void (*stm_test_after_link)(void); /* tests only: stm_internal.h */
 void (*stm_test_before_link)(void);
 void (*stm_test_before_release)(void);
 void (*stm_test_before_ask)(void);
+void (*stm_test_after_publish)(void);
 #endif
 
 /* ------------------------------------------------------------------ helpers */
@@ -122,8 +123,10 @@ static void window_enter(struct stm_seg *s)
         atomic_store_explicit(&s->committing, 1, memory_order_seq_cst);
         if (!atomic_load_explicit(&G.lock, memory_order_seq_cst))
             break;
-        /* relaxed: the lock's holder only waits for it to fall; nothing was done */
-        atomic_store_explicit(&s->committing, 0, memory_order_relaxed);
+        /* release: nothing was done in the window, but a lowering that the lock's
+         * holder acquires should carry what this thread did before it, as
+         * window_leave's does */
+        atomic_store_explicit(&s->committing, 0, memory_order_release);
         if (!timed++)
             TA_TIMED_BEGIN(TA_WAIT_LOCK);
         /* relaxed: only waits for the lock to look free before trying again */
@@ -587,6 +590,53 @@ void stm_grow_backup(struct stm_seg *s, uint32_t size)
     }
 }
 
+/*
+ * Publishes a linked entry: moves the published tail (G.log_tail) from `pred` to `e` and
+ * raises G.rev to e's revision, without waiting for anybody. Links and publications
+ * run in several windows at once, so an entry may be linked before its predecessor is
+ * published; then the predecessor's publisher publishes it. Each side's first step is
+ * seq_cst and its second a seq_cst load (a Dekker pair): the linker's CAS of pred->next
+ * (in _stm_commit) before its CAS of the tail here, the publisher's CAS of the tail to
+ * pred before its load of pred->next here; so of the two at least one finds the other's
+ * step done, and the compare-and-swap lets one of them publish e, once. A publisher
+ * therefore walks on: it publishes the successor it finds until it finds none, or finds
+ * the tail already moved on (its mover then walks on). Every entry it touches is at or
+ * after its own entry, and its segment's rev (still its predecessor's) keeps them from
+ * being freed (I4). Under the lock (no windows) the tail is pred and nobody links after
+ * e: one CAS, no walk.
+ */
+static void publish_tail(struct log_entry *pred, struct log_entry *e)
+{
+    for (;;) {
+        struct log_entry *want = pred;
+        /* seq_cst: the second step of the linker (its load of the tail) and the first of
+         * the publisher (its store of the tail), see above */
+        if (!atomic_compare_exchange_strong_explicit(&G.log_tail, &want, e,
+                                                     memory_order_seq_cst,
+                                                     memory_order_seq_cst))
+            return; /* pred not yet published (its publisher walks on to e), or e
+                     * already published by one who walks on */
+        /* G.rev only grows (acquire on failure: only its value is used; release on
+         * success: pairs with the acquire loads of G.rev in min_active_rev and
+         * stm_debug_rev; the entry itself was published by its link) */
+        uint64_t r = atomic_load_explicit(&G.rev, memory_order_relaxed);
+        while (r < e->rev && !atomic_compare_exchange_weak_explicit(&G.rev, &r, e->rev,
+                                                                   memory_order_release,
+                                                                   memory_order_relaxed))
+            ;
+#ifdef STM_TEST_HOOKS
+        if (stm_test_after_publish)
+            stm_test_after_publish();
+#endif
+        /* seq_cst: the publisher's second step, see above */
+        struct log_entry *next = atomic_load_explicit(&e->next, memory_order_seq_cst);
+        if (!next)
+            return;
+        pred = e;
+        e = next;
+    }
+}
+
 void _stm_commit(void)
 {
     struct stm_seg *s = stm_me;
@@ -754,7 +804,7 @@ void _stm_commit(void)
             chaos_point(s);
             struct log_entry *none = NULL;
             if (atomic_compare_exchange_strong_explicit(&s->last->next, &none, e,
-                                                        memory_order_release,
+                                                        memory_order_seq_cst,
                                                         memory_order_acquire))
                 break;
             STM_ASSERT(s->in_window, "I4: under the lock nobody else links");
@@ -766,31 +816,15 @@ void _stm_commit(void)
         s->building = NULL;
         rev++;
         STM_ASSERT(e->rev == rev, "I4: a linked entry's rev is the previous + 1");
+        struct log_entry *pred = s->last;
         s->last = e;
-        /* release: pairs with the acquire load in min_active_rev */
-        atomic_store_explicit(&s->rev, rev, memory_order_release);
-        /* G.rev and the published tail in revision order: the committer of rev - 1
-         * (in its window still, or done) publishes first (acquire: pairs with its
-         * release store of G.rev, after its own tail store). It cannot abort any more,
-         * so this wait ends unless it is descheduled. */
-        if (atomic_load_explicit(&G.rev, memory_order_acquire) != rev - 1) {
-            TA_TIMED_BEGIN(TA_WAIT_LOCK);
-            for (int spins = 0; atomic_load_explicit(&G.rev, memory_order_acquire) != rev - 1;
-                 spins++) {
-                if (spins > 64)
-                    sched_yield();
-                else
-                    __builtin_ia32_pause();
-            }
-            TA_TIMED_END();
-        }
         chaos_point(s);
-        /* relaxed: ordered by the G.rev store below for the next committer, and by our
-         * window's release (or the lock's) for the lock's next holder */
-        atomic_store_explicit(&G.log_tail, e, memory_order_relaxed);
-        /* release: pairs with the acquire loads of G.rev in commit, begin and
-         * min_active_rev */
-        atomic_store_explicit(&G.rev, rev, memory_order_release);
+        publish_tail(pred, e);
+        /* release: pairs with the acquire load in min_active_rev. Only now: until here
+         * our rev (pred's) keeps pred and every later entry from being freed, so the
+         * tail's compare-and-swap above cannot meet pred's address reused (ABA) and the
+         * entries it walked were not freed under it. */
+        atomic_store_explicit(&s->rev, rev, memory_order_release);
         e->own_next = NULL;
         if (s->own_tail)
             s->own_tail->own_next = e;

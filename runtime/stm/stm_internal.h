@@ -492,6 +492,9 @@ extern void (*stm_test_before_release)(void);
 /* Called, when set, by an inevitable transaction just before it asks an object's owner
  * to let go (abort_request). */
 extern void (*stm_test_before_ask)(void);
+/* Called, when set, by a committer (or a helper) just after it published an entry in
+ * G.log_tail and G.rev, before it looks for a successor to publish. */
+extern void (*stm_test_after_publish)(void);
 int stm_debug_page_accessible(int tid, const void __seg_gs *obj);
 int stm_debug_eager_pages(void);  /* 1 under valgrind or STM_PAGES=eager */
 uintptr_t stm_debug_heap_cursor(void);
