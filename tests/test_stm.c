@@ -912,6 +912,129 @@ static void test_link_race_disjoint_links_after(void **state)
     link_race(0);
 }
 
+/* The publication of an entry (G.log_tail and G.rev) waits for nobody: of a linker and
+ * its predecessor's publisher, whichever comes second publishes the link. A commits a
+ * write of X and parks between its link and its publication; B then begins (importing
+ * A's entry), writes Y and commits: it links after A's entry. With `pub_helped`, A is
+ * parked before it published its own entry: B's commit must finish while A is parked
+ * (nobody waits for A), and cannot publish (the tail is not A's entry yet), so G.rev
+ * stays where it was; when A goes on, it publishes its entry and then B's, which it
+ * finds after it. Without, A is parked just after publishing its own entry, before it
+ * looks for a successor: B must then publish its own entry itself (G.rev + 2 while A
+ * is parked), and A, going on, must find it published and leave it. Either way G.rev
+ * ends 2 above where it began, the tail is B's entry, and a thread's exit (the lock,
+ * which finds the tail published) comes after. */
+static int pub_helped;
+static atomic_int pub_b_done;
+static uint64_t pub_rev0, pub_rev_parked, pub_rev_end;
+static int pub_b_during;
+static _Thread_local int pub_parks;
+static void pub_park(void)
+{
+    if (!pub_parks)
+        return;
+    pub_parks = 0;
+    sem_post(&s_main);          /* main: A linked (and maybe published) its entry */
+    sem_wait(&s_a);
+}
+static void *pub_a(void *arg)
+{
+    (void)arg;
+    enter(0);
+    SYNC_ATOMIC("test.pub.warm.a") {
+        SYNC_READ(X);
+        SYNC_READ(Y);
+        race_sink = X->v + Y->v;
+    }
+    sem_post(&s_b);
+    sem_wait(&s_a);             /* B warmed up too */
+    pub_rev0 = stm_debug_rev();
+    pub_parks = 1;
+    if (pub_helped)
+        stm_test_before_publish = pub_park;
+    else
+        stm_test_after_publish = pub_park;
+    SYNC_ATOMIC("test.pub.a") {
+        SYNC_WRITE(X);
+        X->v = 11;
+    }
+    stm_test_before_publish = NULL;
+    stm_test_after_publish = NULL;
+    pub_rev_end = stm_debug_rev();
+    sem_post(&s_b);             /* B may leave */
+    sync_runtime_stm.thread_exit(&st_a);
+    return NULL;
+}
+static void *pub_b(void *arg)
+{
+    (void)arg;
+    enter(1);
+    sem_wait(&s_b);
+    SYNC_ATOMIC("test.pub.warm.b") {
+        SYNC_READ(X);
+        SYNC_READ(Y);
+        race_sink = X->v + Y->v;
+    }
+    sem_post(&s_a);
+    sem_wait(&s_b);             /* main: A is parked after its link */
+    SYNC_ATOMIC("test.pub.b") {
+        SYNC_WRITE(Y);
+        Y->v = 22;
+    }
+    atomic_store(&pub_b_done, 1);
+    sem_wait(&s_b);             /* A committed */
+    sync_runtime_stm.thread_exit(&st_b);
+    return NULL;
+}
+static void *pub_main(void *arg)
+{
+    (void)arg;
+    sem_wait(&s_main);          /* A parks */
+    sem_post(&s_b);             /* B: commit Y */
+    for (int i = 0; i < 2000 && !atomic_load(&pub_b_done); i++)
+        usleep(1000);
+    pub_b_during = atomic_load(&pub_b_done);
+    pub_rev_parked = stm_debug_rev();
+    sem_post(&s_a);             /* A: go on */
+    return NULL;
+}
+static void publication(int helped)
+{
+    rt_up(2);
+    pub_helped = helped;
+    pub_b_during = 0;
+    atomic_store(&pub_b_done, 0);
+    pthread_t tm;
+    pthread_create(&tm, NULL, pub_main, NULL);
+    run2(pub_a, pub_b);
+    pthread_join(tm, NULL);
+    assert_int_equal(pub_b_during, 1);              /* B did not wait for A */
+    if (helped)
+        assert_int_equal(pub_rev_parked, pub_rev0); /* B could not publish past A */
+    else
+        assert_int_equal(pub_rev_parked, pub_rev0 + 2); /* B published itself */
+    assert_int_equal(pub_rev_end, pub_rev0 + 2);   /* A published B's entry too */
+    struct log_entry *tail = atomic_load(&G.log_tail);
+    assert_int_equal(tail->rev, pub_rev0 + 2);
+    assert_int_equal(tail->seg, 2);                 /* B's entry (segment tid + 1) */
+    assert_null(atomic_load(&tail->next));
+    assert_int_equal(sync_stats_aborts(&st_a), 0);
+    assert_int_equal(sync_stats_aborts(&st_b), 0);
+    assert_int_equal(committed_v(X), 11);
+    assert_int_equal(committed_v(Y), 22);
+    rt_down();
+}
+static void test_publication_helped_by_predecessor(void **state)
+{
+    (void)state;
+    publication(1);
+}
+static void test_publication_by_linker_after_published(void **state)
+{
+    (void)state;
+    publication(0);
+}
+
 /* The commit lock excludes the windows: a granule fill (which must see segment 0 and
  * the log stand still) waits while a commit is in its window, and then shows its own
  * snapshot. A parks in its window just before linking a write of FAR; B, whose
@@ -1367,6 +1490,8 @@ int main(void)
         cmocka_unit_test(test_new_object_claimed_until_copied),
         cmocka_unit_test(test_link_race_conflict_aborts),
         cmocka_unit_test(test_link_race_disjoint_links_after),
+        cmocka_unit_test(test_publication_helped_by_predecessor),
+        cmocka_unit_test(test_publication_by_linker_after_published),
         cmocka_unit_test(test_fill_waits_for_commit_window),
         cmocka_unit_test(test_abort_request_ends_with_the_commit),
         cmocka_unit_test(test_abort_request_after_the_commit),

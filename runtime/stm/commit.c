@@ -43,6 +43,7 @@ void (*stm_test_after_link)(void); /* tests only: stm_internal.h */
 void (*stm_test_before_link)(void);
 void (*stm_test_before_release)(void);
 void (*stm_test_before_ask)(void);
+void (*stm_test_before_publish)(void);
 void (*stm_test_after_publish)(void);
 #endif
 
@@ -818,6 +819,10 @@ void _stm_commit(void)
         STM_ASSERT(e->rev == rev, "I4: a linked entry's rev is the previous + 1");
         struct log_entry *pred = s->last;
         s->last = e;
+#ifdef STM_TEST_HOOKS
+        if (stm_test_before_publish)
+            stm_test_before_publish();
+#endif
         chaos_point(s);
         publish_tail(pred, e);
         /* release: pairs with the acquire load in min_active_rev. Only now: until here

@@ -492,6 +492,9 @@ extern void (*stm_test_before_release)(void);
 /* Called, when set, by an inevitable transaction just before it asks an object's owner
  * to let go (abort_request). */
 extern void (*stm_test_before_ask)(void);
+/* Called, when set, by a committer in its window (or under the lock) between the link
+ * of its entry and its publication (publish_tail in commit.c). */
+extern void (*stm_test_before_publish)(void);
 /* Called, when set, by a committer (or a helper) just after it published an entry in
  * G.log_tail and G.rev, before it looks for a successor to publish. */
 extern void (*stm_test_after_publish)(void);
