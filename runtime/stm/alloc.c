@@ -10,7 +10,7 @@
  *
  * Memory order: G.min_rev is loaded with acquire (pairs with the release CAS in
  * stm_gc_own_entries, log.c); the heap cursor and nactive are relaxed (atomicity only,
- * and a hint re-checked under the lock).
+ * and a hint re-checked in a commit window or under the lock, where it stands still).
  */
 
 #include "runtime/stm/sync_stm.h"

@@ -7,16 +7,21 @@
  * objects are copied after the link with `publishing` set), I3 (ownership taken by a
  * CAS in the write slow path, or by a commit's claim of its new and recycled objects,
  * given back at commit or abort), I4 (entries linked by CAS in revision order, in a
- * commit window or under the lock; G.rev published in the same order), I5 (commit and
+ * commit window or under the lock; the published tail moved by CAS from each entry to
+ * its successor, by its linker or its predecessor's publisher, and G.rev raised as a
+ * maximum, with no wait: publish_tail), I5 (commit and
  * becoming inevitable import, and so validate, every newer entry first, and a link
  * that loses its CAS validates the winner) and I6 (one inevitable transaction; others
  * wait at commit, abortable).
  *
  * Memory order: a window's flag store and lock load, and the lock's CAS and flag loads,
  * are seq_cst (a Dekker handshake); leaving a window and the unlock are release stores
- * (paired with the lock's CAS and flag loads); the link of an entry (CAS), G.rev and a
- * segment's rev are release stores (paired with the acquire loads in import, the next
- * committer and min_active_rev); the ownership word is released at commit and abort
+ * (paired with the lock's CAS and flag loads); the link of an entry (CAS on `next`) and
+ * the publication's CAS of the tail are seq_cst, as are the loads of the tail and of
+ * `next` that follow each (a second Dekker pair, publish_tail); the link releases the
+ * entry to importers (their acquire loads of `next`); G.rev (a CAS maximum) and a
+ * segment's rev are release stores (paired with the acquire loads in min_active_rev);
+ * the ownership word is released at commit and abort
  * and acquired by the next writer's CAS; G.inevitable, abort_request and publishing are
  * release/acquire pairs, each commented where it is stored.
  */
@@ -570,8 +575,8 @@ static void stm_unclaim(struct stm_seg *s)
     s->claimed = 0;
 }
 
-/* Copies one run of the commit into segment 0, under the commit lock or (an owned
- * object, I3) after it with `publishing` set. No other segment is touched: they import
+/* Copies one run of the commit into segment 0: before the link (under the commit lock,
+ * or by a thread alone) or, an owned object (I3), after it with `publishing` set. No other segment is touched: they import
  * the entry, or undo it at a fault (I2). */
 static inline void publish_run(struct stm_seg *s, uintptr_t off, size_t len)
 {
@@ -617,7 +622,7 @@ static void publish_tail(struct log_entry *pred, struct log_entry *e)
                                                      memory_order_seq_cst))
             return; /* pred not yet published (its publisher walks on to e), or e
                      * already published by one who walks on */
-        /* G.rev only grows (acquire on failure: only its value is used; release on
+        /* G.rev only grows (relaxed on failure: only its value is used; release on
          * success: pairs with the acquire loads of G.rev in min_active_rev and
          * stm_debug_rev; the entry itself was published by its link) */
         uint64_t r = atomic_load_explicit(&G.rev, memory_order_relaxed);
@@ -676,9 +681,10 @@ void _stm_commit(void)
      * written objects from their backups, which have it too; new ones vanish). */
     for (size_t i = 0; i < s->nws; i++)
         ((struct sync_hdr *)(s->base + s->ws[i].off))->flags |= STM_WB;
-    /* A log entry only matters to other active threads; build it before taking the
-     * lock, so the lock covers only validation of the last entries and the link
-     * (relaxed: re-checked under the lock). With others active the commit also owns
+    /* A log entry only matters to other active threads; build it before the window (or
+     * the lock), which then covers only validation of the last entries and the link
+     * (relaxed: re-checked in the window or under the lock, where nactive stands
+     * still). With others active the commit also owns
      * its new and recycled objects from here to after its late copies (a claim), as it
      * owns the objects it wrote: another thread that imports the entry and writes one
      * of them waits for us, so its copy into segment 0 cannot come before ours. */
@@ -760,10 +766,12 @@ void _stm_commit(void)
     /* Objects that we own (I3: the written ones we took, the new and recycled ones we
      * claimed) are copied into segment 0 after the link: no other committer writes them
      * before we let go, importers read the entry, and fills and eager enters wait for
-     * our `publishing` flag (wait_publishers). What we do not own is copied here, under
-     * the lock: the objects of a transaction begun alone (it took no ownership), and new
-     * and recycled objects of a commit that found another thread entered only under the
-     * lock; and a thread alone copies everything here (nobody else is entered). */
+     * our `publishing` flag (wait_publishers). What we do not own is copied here, before
+     * the link and under the lock: the objects of a transaction begun alone (it took no
+     * ownership), and new and recycled objects of a commit that found another thread
+     * entered only under the lock. A thread alone (in its window or under the lock;
+     * nobody else is entered, and an enter waits for our window) copies everything
+     * here. */
     int late_ws = e && s->nws && s->nowned == s->nws;
     int late_new = e && s->claimed;
     if (!late_ws)
@@ -871,7 +879,8 @@ void _stm_commit(void)
 
     /* Give up the claimed new and recycled objects with the new revision, after their
      * copies (release: pairs with the next owner's acquire load and CAS). Claimed but
-     * alone at the lock (the others left): copied under it, given up the same way. */
+     * found alone at the link (the others left): copied before it, given up the same
+     * way. */
     if (s->claimed) {
 #ifdef STM_TEST_HOOKS
         if (stm_test_before_release)

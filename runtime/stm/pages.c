@@ -10,7 +10,9 @@
  *
  * Memory order: the log's `next` links are read with acquire (pairing with the
  * committer's release link); segment 0's bytes are ordered by the commit lock's
- * acquire CAS and by wait_publishers' acquire loads (commit.c).
+ * acquire CAS, its acquire loads of the windows' flags (a window's copies end before
+ * its release store that lowers the flag) and wait_publishers' acquire loads of the
+ * late copies' flags (commit.c).
  */
 
 #include "runtime/stm/sync_stm.h"

@@ -55,8 +55,11 @@
  *     A thread alone (nactive == 1) takes no ownership and appends no log entry:
  *     ownership only detects conflicts early, serialisability rests on I5.
  *  I4 (log) Entries are appended in revision order, by CAS on the tail's `next` (in a
- *     window or under commit_lock); G.rev and the published tail follow in the same
- *     order (the committer of r waits until G.rev is r - 1); a thread at
+ *     window or under commit_lock). The published tail (G.log_tail) moves by CAS from
+ *     each entry to its successor, and G.rev follows as a maximum, with no wait: the
+ *     linker publishes its entry if its predecessor is published, else the
+ *     predecessor's publisher does (commit.c, publish_tail); once no window is open
+ *     the tail is the last entry and G.rev its rev. A thread at
  *     revision r has imported exactly the entries <= r. An entry is freed only when
  *     every active thread's rev is past it (the entry equal to the minimum is kept,
  *     for its `next`).
@@ -177,7 +180,8 @@ struct stm_seg {
     int inevitable;
     struct log_entry *building;  /* the entry of the commit in progress */
     int claimed;                 /* the commit in progress owns its new and recycled
-                                  * objects (their words name us): set before the lock,
+                                  * objects (their words name us): set before the
+                                  * window or lock,
                                   * undone by an abort, given up after the late copies */
     struct log_entry *own_head, *own_tail; /* our published entries, oldest first */
     struct log_entry *free_entries; /* our small entries, free for reuse */
@@ -223,11 +227,13 @@ struct stm_global {
      * G.inevitable by the inevitable commit): off the line every commit writes. */
     _Atomic int lock SYNC_CL_ALIGNED; /* the commit lock (spinlock) */
     _Atomic int inevitable;      /* segment of the inevitable transaction, 0 = none */
-    /* The publication line: every writing commit stores both, in revision order. */
-    _Atomic uint64_t rev SYNC_CL_ALIGNED; /* latest published revision */
-    /* The newest entry whose revision is published in G.rev: written with G.rev, in
-     * revision order (commit.c); exact for a holder of the lock, which waits out every
-     * commit window first (relaxed: ordered by G.rev and the windows' flags). */
+    /* The publication line: every writing commit (or a publisher helping it) moves
+     * both, without waiting (commit.c, publish_tail). */
+    _Atomic uint64_t rev SYNC_CL_ALIGNED; /* latest published revision: a maximum, at
+                                           * most the published tail's rev */
+    /* The published tail: moved by CAS from an entry to its successor, never back
+     * (seq_cst); exact for a holder of the lock, which waits out every commit window
+     * first, and never freed (its rev is at least G.rev). */
     _Atomic(struct log_entry *) log_tail;
     struct log_entry *log_first; /* the sentinel entry (rev 0); freed at fini */
     _Atomic uint64_t min_rev SYNC_CL_ALIGNED; /* all active threads are at least here (I7) */
@@ -480,8 +486,8 @@ static inline void tx_reset(struct stm_seg *s)
  * and make micro run the STM without them. tid is the harness thread id (segment
  * tid+1). */
 #ifdef STM_TEST_HOOKS
-/* Called, when set, by a committer between releasing the commit lock and copying its
- * owned objects into segment 0 (the stepped tests park a thread there). */
+/* Called, when set, by a committer between leaving its window (or the commit lock) and
+ * copying its owned objects into segment 0 (the stepped tests park a thread there). */
 extern void (*stm_test_after_link)(void);
 /* Called, when set, by a committer just before each compare-and-swap that links its
  * entry (it has validated every entry linked so far). */
