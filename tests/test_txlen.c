@@ -203,8 +203,11 @@ static void test_stm_interp_auto_grows(void **state)
     assert_non_null(strstr(p, "switch-interval=auto"));
     assert_non_null(strstr(p, "txlen=adaptive"));
     assert_true(field_d(s, 0, "tx_len_p99") >= 60000);   /* 65,536 or the maximum */
-    /* per block, with the climb's short slices (from 64): about 9,000-10,000 */
-    assert_true(field_d(s, 0, "tx_len_mean") > 3000);
+    /* per block, with the climb's short slices (from 64): about 9,000-10,000 on a quiet
+     * machine; the ladder follows measured rates, so a machine busy with other work
+     * (a parallel build) has held it at or below 3,000 once. A length that never grew
+     * stays at 64: the bound is 16 times that. */
+    assert_true(field_d(s, 0, "tx_len_mean") > 1000);
     free(s);
 }
 
