@@ -77,9 +77,7 @@ RUNTIMES=$(pick runtime "${BENCH_RUNTIMES:-}" "$all_rt") || exit 2
 WORKLOADS=$(pick workload "${BENCH_WORKLOADS:-}" "$all_wl") || exit 2
 
 # Cores: from hwloc, like the harness's pinning.
-ncores=$(hwloc-calc --number-of core machine:0 2>/dev/null) ||
-    ncores=$(lstopo-no-graphics --only core 2>/dev/null | wc -l)
-[[ $ncores =~ ^[0-9]+$ ]] && [ "$ncores" -ge 1 ] || ncores=$(nproc)
+. scripts/cores.sh     # ncores, from hwloc
 if [ -n "${BENCH_THREADS:-}" ]; then
     THREADS=$BENCH_THREADS
     for t in $THREADS; do

@@ -149,9 +149,7 @@ done
 [ ${#RUNTIMES[@]} -gt 0 ] && [ ${#WORKLOADS[@]} -gt 0 ] ||
     die 2 "the two binaries have no runtime or no workload in common"
 
-ncores=$(hwloc-calc --number-of core machine:0 2>/dev/null) ||
-    ncores=$(lstopo-no-graphics --only core 2>/dev/null | wc -l)
-[[ $ncores =~ ^[0-9]+$ ]] && [ "$ncores" -ge 1 ] || ncores=$(nproc)
+. scripts/cores.sh     # ncores, from hwloc
 THREADS=${REGRESS_THREADS:-$( [ "$ncores" -gt 1 ] && echo "1 $ncores" || echo 1)}
 for t in $THREADS; do
     [[ $t =~ ^[0-9]+$ ]] && [ "$t" -ge 1 ] || die 2 "REGRESS_THREADS: '$t' is not a positive integer"

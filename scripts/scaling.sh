@@ -61,9 +61,7 @@ for rt in $RUNTIMES; do
 done
 
 # Cores: from hwloc, like the harness's pinning and make bench.
-ncores=$(hwloc-calc --number-of core machine:0 2>/dev/null) ||
-    ncores=$(lstopo-no-graphics --only core 2>/dev/null | wc -l)
-[[ $ncores =~ ^[0-9]+$ ]] && [ "$ncores" -ge 1 ] || ncores=$(nproc)
+. scripts/cores.sh     # ncores, from hwloc
 T=${SCALE_THREADS:-$ncores}
 [[ $T =~ ^[0-9]+$ ]] && [ "$T" -ge 2 ] ||
     die 2 "SCALE_THREADS='$T' is not a thread count of 2 or more"

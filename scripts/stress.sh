@@ -64,9 +64,7 @@ RANDOM=$SSEED
 [[ ${STRESS_TIMEOUT:-1} =~ ^[0-9]+$ ]] && [ "${STRESS_TIMEOUT:-1}" -ge 1 ] ||
     die 2 "STRESS_TIMEOUT='$STRESS_TIMEOUT' is not a positive integer number of seconds"
 
-ncores=$(hwloc-calc --number-of core machine:0 2>/dev/null) ||
-    ncores=$(lstopo-no-graphics --only core 2>/dev/null | wc -l)
-[[ $ncores =~ ^[0-9]+$ ]] && [ "$ncores" -ge 1 ] || ncores=$(nproc)
+. scripts/cores.sh     # ncores, from hwloc
 if [ -n "${STRESS_THREADS:-}" ]; then
     THREADS=$STRESS_THREADS
     for t in $THREADS; do
