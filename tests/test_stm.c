@@ -7,6 +7,7 @@
 #include "runtime/sync.h"
 #include "runtime/stm/stm_internal.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <setjmp.h>
@@ -14,8 +15,10 @@
 #include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -63,6 +66,8 @@ static long committed_v(cell_ref c)
 {
     return ((const cell_t *)stm_debug_committed(c))->v;
 }
+
+static struct stm_seg *seg_of(int tid) { return &G.segs[tid + 1]; }
 
 static pthread_barrier_t entered;
 static int stepping; /* run2 is running: enter() waits until both threads entered */
@@ -914,15 +919,16 @@ static void test_link_race_disjoint_links_after(void **state)
 
 /* The publication of an entry (G.log_tail and G.rev) waits for nobody: of a linker and
  * its predecessor's publisher, whichever comes second publishes the link. A commits a
- * write of X and parks between its link and its publication; B then begins (importing
- * A's entry), writes Y and commits: it links after A's entry. With `pub_helped`, A is
- * parked before it published its own entry: B's commit must finish while A is parked
- * (nobody waits for A), and cannot publish (the tail is not A's entry yet), so G.rev
- * stays where it was; when A goes on, it publishes its entry and then B's, which it
- * finds after it. Without, A is parked just after publishing its own entry, before it
- * looks for a successor: B must then publish its own entry itself (G.rev + 2 while A
- * is parked), and A, going on, must find it published and leave it. Either way G.rev
- * ends 2 above where it began, the tail is B's entry, and a thread's exit (the lock,
+ * write of X and parks between its link and its publication; B then commits two writes
+ * of Y, each linked after the one before (the first after A's entry). With
+ * `pub_helped`, A is parked before it moved the tail to its entry: B's commits must
+ * finish while A is parked (nobody waits for A), and cannot publish (the tail is not
+ * A's entry yet), so G.rev stays where it was; when A goes on, it publishes its entry
+ * and then walks on, publishing both of B's. Without, A is parked just after moving
+ * the tail to its entry, before it raises G.rev: B must then publish its entries
+ * itself (G.rev + 3 while A is parked), and A, going on, must leave G.rev where B put it
+ * (a maximum, not a store) and find B's entries published. Either way G.rev ends 3
+ * above where it began, the tail is B's last entry, and a thread's exit (the lock,
  * which finds the tail published) comes after. */
 static int pub_helped;
 static atomic_int pub_b_done;
@@ -977,19 +983,33 @@ static void *pub_b(void *arg)
     }
     sem_post(&s_a);
     sem_wait(&s_b);             /* main: A is parked after its link */
-    SYNC_ATOMIC("test.pub.b") {
-        SYNC_WRITE(Y);
-        Y->v = 22;
-    }
+    for (int k = 0; k < 2; k++)
+        SYNC_ATOMIC("test.pub.b") {
+            SYNC_WRITE(Y);
+            Y->v = 22 + k;
+        }
     atomic_store(&pub_b_done, 1);
     sem_wait(&s_b);             /* A committed */
     sync_runtime_stm.thread_exit(&st_b);
     return NULL;
 }
+/* Waits for a parked thread's post; a protocol that never reaches the hook fails the
+ * test (the process aborts) instead of hanging it. */
+static void wait_main(const char *what)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += 30;
+    while (sem_timedwait(&s_main, &ts) != 0)
+        if (errno != EINTR) {
+            fprintf(stderr, "test_stm: no thread reached %s within 30 s\n", what);
+            abort();
+        }
+}
 static void *pub_main(void *arg)
 {
     (void)arg;
-    sem_wait(&s_main);          /* A parks */
+    wait_main("its publication hook"); /* A parks */
     sem_post(&s_b);             /* B: commit Y */
     for (int i = 0; i < 2000 && !atomic_load(&pub_b_done); i++)
         usleep(1000);
@@ -1012,16 +1032,16 @@ static void publication(int helped)
     if (helped)
         assert_int_equal(pub_rev_parked, pub_rev0); /* B could not publish past A */
     else
-        assert_int_equal(pub_rev_parked, pub_rev0 + 2); /* B published itself */
-    assert_int_equal(pub_rev_end, pub_rev0 + 2);   /* A published B's entry too */
+        assert_int_equal(pub_rev_parked, pub_rev0 + 3); /* B published itself */
+    assert_int_equal(pub_rev_end, pub_rev0 + 3);   /* A published B's entries too */
     struct log_entry *tail = atomic_load(&G.log_tail);
-    assert_int_equal(tail->rev, pub_rev0 + 2);
+    assert_int_equal(tail->rev, pub_rev0 + 3);
     assert_int_equal(tail->seg, 2);                 /* B's entry (segment tid + 1) */
     assert_null(atomic_load(&tail->next));
     assert_int_equal(sync_stats_aborts(&st_a), 0);
     assert_int_equal(sync_stats_aborts(&st_b), 0);
     assert_int_equal(committed_v(X), 11);
-    assert_int_equal(committed_v(Y), 22);
+    assert_int_equal(committed_v(Y), 23);
     rt_down();
 }
 static void test_publication_helped_by_predecessor(void **state)
@@ -1033,6 +1053,113 @@ static void test_publication_by_linker_after_published(void **state)
 {
     (void)state;
     publication(0);
+}
+
+/* A committer between its link and its publication keeps its predecessor allocated: the
+ * tail's compare-and-swap compares against the predecessor's address, which, freed and
+ * reused for a newer entry that became the tail, would let the publication move the
+ * tail back (ABA). So its segment's rev stays the predecessor's until it has published.
+ * B commits a write of X (entry P) and parks before publishing it; A commits a write of
+ * Y, linked after P, and parks before publishing; B goes on, publishes P and then A's
+ * entry (it walks on), and commits 70 more writes of X, which run its garbage collection
+ * of its own entries twice: P must survive both (A's rev still names it), and when A
+ * goes on, its compare-and-swap must fail (the tail is far past) and leave the tail at
+ * B's last entry. */
+static _Thread_local sem_t *keep_park; /* set by the thread that parks next, once */
+static struct log_entry *keep_p;
+static int keep_p_kept;
+static uint64_t keep_rev0;
+static void keep_hook(void)
+{
+    sem_t *me = keep_park;
+    if (!me)
+        return;
+    keep_park = NULL;
+    sem_post(&s_main);
+    sem_wait(me);
+}
+static void *keep_a(void *arg)
+{
+    (void)arg;
+    enter(0);
+    SYNC_ATOMIC("test.keep.warm.a") {
+        SYNC_READ(X);
+        SYNC_READ(Y);
+        race_sink = X->v + Y->v;
+    }
+    sem_post(&s_b);
+    sem_wait(&s_a);             /* main: B is parked with P linked */
+    keep_park = &s_a;
+    SYNC_ATOMIC("test.keep.a") {
+        SYNC_WRITE(Y);
+        Y->v = 5;
+    }
+    sem_post(&s_b);             /* B may leave */
+    sync_runtime_stm.thread_exit(&st_a);
+    return NULL;
+}
+static void *keep_b(void *arg)
+{
+    (void)arg;
+    enter(1);
+    sem_wait(&s_b);
+    SYNC_ATOMIC("test.keep.warm.b") {
+        SYNC_READ(X);
+        SYNC_READ(Y);
+        race_sink = X->v + Y->v;
+    }
+    keep_rev0 = stm_debug_rev();
+    keep_park = &s_b;
+    SYNC_ATOMIC("test.keep.b") {
+        SYNC_WRITE(X);
+        X->v = 1;
+    }
+    keep_p = seg_of(1)->own_tail; /* P */
+    for (int k = 0; k < 70; k++)
+        SYNC_ATOMIC("test.keep.b.more") {
+            SYNC_WRITE(X);
+            X->v = 2 + k;
+        }
+    keep_p_kept = seg_of(1)->own_head == keep_p;
+    sem_post(&s_main);          /* main: done */
+    sem_wait(&s_b);             /* A committed */
+    sync_runtime_stm.thread_exit(&st_b);
+    return NULL;
+}
+static void *keep_main(void *arg)
+{
+    (void)arg;
+    wait_main("its publication hook (B)"); /* B parked, P linked */
+    sem_post(&s_a);                        /* A: commit Y */
+    wait_main("its publication hook (A)"); /* A parked, linked after P */
+    sem_post(&s_b);                        /* B: publish, then 70 commits */
+    wait_main("the end of B's commits");
+    sem_post(&s_a);                        /* A: publish (its CAS fails) */
+    return NULL;
+}
+static void test_publication_keeps_predecessor(void **state)
+{
+    (void)state;
+    rt_up(2);
+    keep_p = NULL;
+    keep_p_kept = 0;
+    stm_test_before_publish = keep_hook;
+    pthread_t tm;
+    pthread_create(&tm, NULL, keep_main, NULL);
+    run2(keep_a, keep_b);
+    pthread_join(tm, NULL);
+    stm_test_before_publish = NULL;
+    assert_non_null(keep_p);
+    assert_int_equal(keep_p->rev, keep_rev0 + 1);
+    assert_int_equal(keep_p_kept, 1);                 /* A's rev kept P */
+    struct log_entry *tail = atomic_load(&G.log_tail);
+    assert_int_equal(tail->rev, keep_rev0 + 72);      /* P, A's, 70 more */
+    assert_int_equal(tail->seg, 2);                   /* B's last, not A's */
+    assert_int_equal(stm_debug_rev(), keep_rev0 + 72);
+    assert_int_equal(sync_stats_aborts(&st_a), 0);
+    assert_int_equal(committed_v(X), 71);
+    assert_int_equal(committed_v(Y), 5);
+    rt_down();
 }
 
 /* The commit lock excludes the windows: a granule fill (which must see segment 0 and
@@ -1119,7 +1246,6 @@ static void test_fill_waits_for_commit_window(void **state)
  * transaction aborts for nothing at its first write (found by review). A owns X and
  * parks after its link and copies, before its release; B, inevitable, writes X: it asks
  * A to abort and waits; A then releases X, and its next transaction writes Y. */
-static struct stm_seg *seg_of(int tid) { return &G.segs[tid + 1]; }
 static atomic_int req_asked;
 static void req_park(void)
 {
@@ -1492,6 +1618,7 @@ int main(void)
         cmocka_unit_test(test_link_race_disjoint_links_after),
         cmocka_unit_test(test_publication_helped_by_predecessor),
         cmocka_unit_test(test_publication_by_linker_after_published),
+        cmocka_unit_test(test_publication_keeps_predecessor),
         cmocka_unit_test(test_fill_waits_for_commit_window),
         cmocka_unit_test(test_abort_request_ends_with_the_commit),
         cmocka_unit_test(test_abort_request_after_the_commit),

@@ -611,7 +611,7 @@ void stm_grow_backup(struct stm_seg *s, uint32_t size)
  * being freed (I4). Under the lock (no windows) the tail is pred and nobody links after
  * e: one CAS, no walk.
  */
-static void publish_tail(struct log_entry *pred, struct log_entry *e)
+static void publish_tail(struct stm_seg *s, struct log_entry *pred, struct log_entry *e)
 {
     for (;;) {
         struct log_entry *want = pred;
@@ -622,6 +622,11 @@ static void publish_tail(struct log_entry *pred, struct log_entry *e)
                                                      memory_order_seq_cst))
             return; /* pred not yet published (its publisher walks on to e), or e
                      * already published by one who walks on */
+#ifdef STM_TEST_HOOKS
+        if (stm_test_after_publish)
+            stm_test_after_publish();
+#endif
+        chaos_point(s); /* the tail and G.rev are not one step: others may pass here */
         /* G.rev only grows (relaxed on failure: only its value is used; release on
          * success: pairs with the acquire loads of G.rev in min_active_rev and
          * stm_debug_rev; the entry itself was published by its link) */
@@ -630,10 +635,6 @@ static void publish_tail(struct log_entry *pred, struct log_entry *e)
                                                                    memory_order_release,
                                                                    memory_order_relaxed))
             ;
-#ifdef STM_TEST_HOOKS
-        if (stm_test_after_publish)
-            stm_test_after_publish();
-#endif
         /* seq_cst: the publisher's second step, see above */
         struct log_entry *next = atomic_load_explicit(&e->next, memory_order_seq_cst);
         if (!next)
@@ -799,9 +800,10 @@ void _stm_commit(void)
     if (e) {
         STM_ASSERT(e->seg == s->idx, "I4: a commit links its own entry");
         /* Link at the tail by compare-and-swap (in the window another commit may link
-         * first; under the lock nobody can). release on success: publishes the entry's
-         * contents (and, under the lock, segment 0's new bytes); pairs with the acquire
-         * load of `next` in import_log. acquire on failure: we import the entry that
+         * first; under the lock nobody can). seq_cst on success: the first step of the
+         * linker's Dekker pair with the publisher (publish_tail), and a release that
+         * publishes the entry's contents (and, under the lock, segment 0's new bytes);
+         * pairs with the acquire load of `next` in import_log. acquire on failure: we import the entry that
          * won, validating it (an abort if it wrote what we read), and try again. */
         s->building = e;                 /* an abort in the validation keeps it */
         for (;;) {
@@ -832,7 +834,7 @@ void _stm_commit(void)
             stm_test_before_publish();
 #endif
         chaos_point(s);
-        publish_tail(pred, e);
+        publish_tail(s, pred, e);
         /* release: pairs with the acquire load in min_active_rev. Only now: until here
          * our rev (pred's) keeps pred and every later entry from being freed, so the
          * tail's compare-and-swap above cannot meet pred's address reused (ABA) and the

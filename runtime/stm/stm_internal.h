@@ -173,7 +173,9 @@ struct stm_seg {
     int idx;                     /* segment number, >= 1 for threads */
     /* private */
     char *base;                  /* seg_addr(idx, 0), kept for the hot paths */
-    struct log_entry *last;      /* last imported entry (its rev == rev) */
+    struct log_entry *last;      /* last imported entry (its rev == rev, except in a
+                                  * commit between its link and its publication, where
+                                  * rev is still the predecessor's: commit.c) */
     const char *site;
     uint64_t attempt_ticks;
     uint64_t commit_counter;
@@ -501,8 +503,8 @@ extern void (*stm_test_before_ask)(void);
 /* Called, when set, by a committer in its window (or under the lock) between the link
  * of its entry and its publication (publish_tail in commit.c). */
 extern void (*stm_test_before_publish)(void);
-/* Called, when set, by a committer (or a helper) just after it published an entry in
- * G.log_tail and G.rev, before it looks for a successor to publish. */
+/* Called, when set, by a committer (or a helper) just after its compare-and-swap moved
+ * G.log_tail to an entry, before it raises G.rev and looks for a successor to publish. */
 extern void (*stm_test_after_publish)(void);
 int stm_debug_page_accessible(int tid, const void __seg_gs *obj);
 int stm_debug_eager_pages(void);  /* 1 under valgrind or STM_PAGES=eager */
