@@ -1114,13 +1114,13 @@ static void *keep_b(void *arg)
         SYNC_WRITE(X);
         X->v = 1;
     }
-    keep_p = seg_of(1)->own_tail; /* P */
+    keep_p = stm_test_own_newest(seg_of(1)); /* P */
     for (int k = 0; k < 70; k++)
         SYNC_ATOMIC("test.keep.b.more") {
             SYNC_WRITE(X);
             X->v = 2 + k;
         }
-    keep_p_kept = seg_of(1)->own_head == keep_p;
+    keep_p_kept = stm_test_own_oldest(seg_of(1)) == keep_p;
     sem_post(&s_main);          /* main: done */
     sem_wait(&s_b);             /* A committed */
     sync_runtime_stm.thread_exit(&st_b);

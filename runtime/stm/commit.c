@@ -840,12 +840,16 @@ void _stm_commit(void)
          * tail's compare-and-swap above cannot meet pred's address reused (ABA) and the
          * entries it walked were not freed under it. */
         atomic_store_explicit(&s->rev, rev, memory_order_release);
-        e->own_next = NULL;
-        if (s->own_tail)
-            s->own_tail->own_next = e;
-        else
-            s->own_head = e;
-        s->own_tail = e;
+        stm_own_push(s, e);
+        /* The entry our next commit will reuse: its first line was last written by the
+         * thread that linked after it, the rest read by the importers. Ask for its
+         * lines now, for writing, so that the transfers overlap our next transaction
+         * instead of stalling the next commit's fence (window_enter). A hint only. */
+        if (s->nfree_entries) {
+            const char *p = (const char *)s->free_entries[s->nfree_entries - 1];
+            for (int l = 0; l < 4; l++)
+                __asm__ volatile("prefetchw %0" : : "m"(p[64 * l]));
+        }
     }
     if (s->inevitable) {
         /* release: pairs with the acquire in wait_inevitable_gone */

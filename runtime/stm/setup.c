@@ -262,16 +262,12 @@ fail:
 
 static void seg_free_lists(struct stm_seg *s)
 {
-    for (struct log_entry *e = s->own_head; e;) {
-        struct log_entry *n = e->own_next;
-        free(e);
-        e = n;
-    }
-    for (struct log_entry *e = s->free_entries; e;) {
-        struct log_entry *n = e->own_next;
-        free(e);
-        e = n;
-    }
+    for (size_t i = 0; i < s->nown; i++)
+        free(s->own[(s->own_head + i) % s->own_cap].e);
+    free(s->own);
+    for (size_t i = 0; i < s->nfree_entries; i++)
+        free(s->free_entries[i]);
+    free(s->free_entries);
     free(s->ws);
     free(s->backup);
     free(s->ranges);

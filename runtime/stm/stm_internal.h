@@ -133,8 +133,16 @@ struct log_entry {
     uint32_t nruns;
     size_t new_bytes;      /* the runs' new bytes; the old ones follow */
     size_t cap;            /* bytes allocated for the entry */
-    struct log_entry *own_next; /* the committer's own list (FIFO, or free list) */
     struct log_run runs[]; /* followed by the runs' bytes, in order */
+};
+
+/* The committer's record of one of its published entries (its own ring, log.c): the
+ * garbage collection of its entries reads these, not the entries, whose first line the
+ * next linker has written (a cache miss per entry when the list ran through them). */
+struct own_entry {
+    struct log_entry *e;
+    uint64_t rev;
+    int small;             /* cap == ENTRY_SMALL: kept for reuse when freed */
 };
 
 struct ws_entry {          /* an object written by the running transaction */
@@ -185,8 +193,10 @@ struct stm_seg {
                                   * objects (their words name us): set before the
                                   * window or lock,
                                   * undone by an abort, given up after the late copies */
-    struct log_entry *own_head, *own_tail; /* our published entries, oldest first */
-    struct log_entry *free_entries; /* our small entries, free for reuse */
+    struct own_entry *own; size_t own_head, nown, own_cap; /* our published entries:
+                                  * a ring, oldest at own_head */
+    struct log_entry **free_entries; size_t nfree_entries, free_entries_cap; /* our small
+                                  * entries, free for reuse (a stack) */
     int commits_since_gc;
     struct ws_entry *ws; size_t nws, ws_cap;
     size_t nowned;               /* how many of ws took ownership (0 when alone) */
@@ -340,6 +350,16 @@ void stm_abort(enum sync_abort_kind kind, int other, uintptr_t obj) __attribute_
 /* log.c */
 void stm_import_log(struct stm_seg *s, int validate, int unlock_on_abort);
 void stm_entry_keep(struct stm_seg *s, struct log_entry *e);
+void stm_own_push(struct stm_seg *s, struct log_entry *e);
+/* The oldest and the newest entry of a segment's ring (NULL when empty): for tests. */
+static inline struct log_entry *stm_test_own_oldest(const struct stm_seg *s)
+{
+    return s->nown ? s->own[s->own_head].e : NULL;
+}
+static inline struct log_entry *stm_test_own_newest(const struct stm_seg *s)
+{
+    return s->nown ? s->own[(s->own_head + s->nown - 1) % s->own_cap].e : NULL;
+}
 void stm_gc_own_entries(struct stm_seg *s);
 struct log_entry *stm_entry_build(struct stm_seg *s);
 /* pages.c */
