@@ -848,7 +848,7 @@ void _stm_commit(void)
         if (s->nfree_entries) {
             const char *p = (const char *)s->free_entries[s->nfree_entries - 1];
             for (int l = 0; l < 4; l++)
-                __asm__ volatile("prefetchw %0" : : "m"(p[64 * l]));
+                stm_prefetchw(p + 64 * l);
         }
     }
     if (s->inevitable) {

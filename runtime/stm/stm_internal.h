@@ -351,6 +351,16 @@ void stm_abort(enum sync_abort_kind kind, int other, uintptr_t obj) __attribute_
 void stm_import_log(struct stm_seg *s, int validate, int unlock_on_abort);
 void stm_entry_keep(struct stm_seg *s, struct log_entry *e);
 void stm_own_push(struct stm_seg *s, struct log_entry *e);
+/* Asks for the line of p for writing (prefetchw: on AMD since K6, on Intel since
+ * Broadwell; a no-op on older Intel cores). A hint: it changes no value. Used for lines a
+ * commit will write that another core wrote last, so that their transfers overlap the
+ * transaction instead of stalling the commit (a cross-core transfer measured 50 ns on
+ * an Intel VM and 210 ns on an AMD EPYC VM here). */
+static inline void stm_prefetchw(const void *p)
+{
+    __asm__ volatile("prefetchw %0" : : "m"(*(const char *)p));
+}
+
 /* The oldest and the newest entry of a segment's ring (NULL when empty): for tests. */
 static inline struct log_entry *stm_test_own_oldest(const struct stm_seg *s)
 {
