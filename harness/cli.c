@@ -170,6 +170,9 @@ static void cli_help(void)
         "                [--csv FILE] [--conflicts FILE] [--heap-mb N] [--gil-interval-us N]\n"
         "                [--htm-retries R] [workload knobs...]\n"
         "       stmbench --list      runtimes and workloads, one per line\n"
+        "       stmbench --line-transfer [--pin P]\n"
+        "                            the one-way time of a cache line between the PUs of\n"
+        "                            threads 0 and 1 (median of 7 trials), one line\n"
         "       stmbench --help\n\n"
         "options:\n"
         "  --runtime R           the synchronisation runtime (below)\n"
@@ -751,6 +754,8 @@ int stmbench_main(int argc, char **argv)
             cli_list();
             return 0;
         }
+        if (strcmp(argv[i], "--line-transfer") == 0)
+            return line_transfer_main(argc, argv);
     }
     if (argc <= 1) {
         cli_err("no arguments: --runtime and --workload are required (see --help)");

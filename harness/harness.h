@@ -8,5 +8,8 @@
  * exit status (0 ok, 1 a check failed, 2 bad usage or input, 3 setup failed).
  * Safe to call several times in one process (tests do). */
 int stmbench_main(int argc, char **argv);
+/* stmbench --line-transfer [--pin P] (harness/linexfer.c): the one-way time of a cache
+ * line between the two PUs of a 2-thread run; the exit status of the program. */
+int line_transfer_main(int argc, char **argv);
 
 #endif

@@ -26,8 +26,11 @@
 #                   not hold a runs.csv already (earlier results are never overwritten)
 #   BUILD, STMBENCH the build directory (default build/release) and harness binary
 #
-# Writes SCALE_OUT/runs.csv (every run, the harness's CSV with its context JSON) and
-# SCALE_OUT/scaling.md (the table, also printed). Exit 0; 1 when a run failed (non-zero
+# Writes SCALE_OUT/runs.csv (every run, the harness's CSV with its context JSON),
+# SCALE_OUT/transfer.csv (before each round, the one-way time of a cache line between
+# the PUs of threads 0 and 1, `stmbench --line-transfer`: it sets what any cross-thread
+# figure can reach, and it changes between sittings of a VM by a factor of four) and
+# SCALE_OUT/scaling.md (the table with that time's median, also printed). Exit 0; 1 when a run failed (non-zero
 # exit or a failed check: listed in SCALE_OUT/failures.txt, the rounds go on); 2 on bad
 # variables; 3 when the harness cannot be run.
 set -u
@@ -95,7 +98,17 @@ mkdir -p "$OUT" || die 3 "cannot create $OUT"
 
 echo "scaling: ${#confs[@]} configurations x runtimes ($RUNTIMES) x threads 1 and $T x $REPEAT rounds of ${DURATION} s ($ncores cores) into $OUT"
 nfail=0
+echo "round,line_transfer_ns,min_ns,max_ns,pus" >"$OUT/transfer.csv"
 for r in $(seq 1 "$REPEAT"); do
+    # The sitting's cross-core transfer time, before the round (a failed measurement is
+    # recorded as empty: it does not stop the rounds).
+    lt=$("$BIN" --line-transfer "${PIN[@]}" 2>&1)
+    if [[ $lt =~ line_transfer_ns=([0-9.]+)\ min_ns=([0-9.]+)\ max_ns=([0-9.]+).*pus=([^ ]+) ]]; then
+        echo "$r,${BASH_REMATCH[1]},${BASH_REMATCH[2]},${BASH_REMATCH[3]},\"${BASH_REMATCH[4]}\"" >>"$OUT/transfer.csv"
+    else
+        echo "$r,,,," >>"$OUT/transfer.csv"
+        echo "scaling: round $r: the line transfer was not measured: $(tail -1 <<<"$lt")" >&2
+    fi
     for i in "${!confs[@]}"; do
         for rt in $RUNTIMES; do
             for t in 1 "$T"; do
@@ -118,7 +131,7 @@ for r in $(seq 1 "$REPEAT"); do
 done
 
 [ -s "$OUT/runs.csv" ] || die 1 "no run succeeded (see $OUT/failures.txt)"
-/usr/bin/python3 - "$OUT/runs.csv" "$T" "$ncores" "$RUNTIMES" "$(IFS=';'; echo "${confs[*]}")" "$OUT/index.txt" >"$OUT/scaling.md" <<'PY' || die 1 "the table could not be made"
+/usr/bin/python3 - "$OUT/runs.csv" "$T" "$ncores" "$RUNTIMES" "$(IFS=';'; echo "${confs[*]}")" "$OUT/index.txt" "$OUT/transfer.csv" >"$OUT/scaling.md" <<'PY' || die 1 "the table could not be made"
 import csv, statistics, sys
 
 path, T, ncores, runtimes = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4].split()
@@ -144,6 +157,18 @@ print()
 print("Medians of the rounds (ops/s; interp: bytecodes/s). %d cores seen by hwloc%s." % (
     ncores, "" if T <= ncores else
     "; **%d threads is more than the cores: these timings mean nothing**" % T))
+print()
+xfer = []
+with open(sys.argv[7], newline="") as f:
+    for r in csv.DictReader(f):
+        if r["line_transfer_ns"]:
+            xfer.append(float(r["line_transfer_ns"]))
+if xfer:
+    print("Cross-core line transfer, one way (`stmbench --line-transfer`, before each "
+          "round): median %.0f ns; rounds: %s ns." % (
+              statistics.median(xfer), ", ".join("%.0f" % x for x in xfer)))
+else:
+    print("Cross-core line transfer: not measured (see transfer.csv).")
 print()
 first = runtimes[0]
 cols = ["configuration", "runtime", "1 thread", "%d threads" % T, "%dT/1T" % T,

@@ -2,7 +2,9 @@
 # tests/test_scaling.sh [BUILD] - scripts/scaling.sh (make scaling): bad variables exit 2
 # and touch nothing, an existing results file is never overwritten, a failed run is
 # listed and exits 1, and the table's medians and ratios are those of the runs it wrote
-# (recomputed here from runs.csv, independently of the script).
+# (recomputed here from runs.csv, independently of the script), with the line transfer
+# measured before each round (transfer.csv, its median in the table's head); and
+# `stmbench --line-transfer` alone.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 build=${1:-build/release}
@@ -87,9 +89,39 @@ for l in lines:
     assert c[4] == "×%.2f" % (m2 / m1), (c, m2 / m1)
     stm2 = statistics.median(want[(conf, "stm", 2)])
     assert c[6] == "%.2f" % (stm2 / m2), (c, stm2 / m2)
+# the line transfer: one measurement per round, its median in the table's head
+xf = list(csv.DictReader(open(d + "/transfer.csv")))
+assert [int(r["round"]) for r in xf] == [1, 2, 3], xf
+ns = [float(r["line_transfer_ns"]) for r in xf]
+assert all(0 < x < 1e6 for x in ns), ns
+assert all(float(r["min_ns"]) <= float(r["line_transfer_ns"]) <= float(r["max_ns"]) for r in xf)
+head = [l for l in open(d + "/scaling.md") if l.startswith("Cross-core line transfer")]
+assert len(head) == 1 and "median %.0f ns" % statistics.median(ns) in head[0], (head, ns)
 PY
 }
 check "the table is the medians and ratios of runs.csv" table
+
+# stmbench --line-transfer itself: one line, a positive time within its own min..max,
+# the two PUs of threads 0 and 1; bad flags exit 2 and print nothing on stdout.
+line_transfer() {
+    local out rc
+    out=$("$bin" --line-transfer) || { echo "exit $?: $out"; return 1; }
+    [[ $out =~ ^line_transfer_ns=([0-9.]+)\ min_ns=([0-9.]+)\ max_ns=([0-9.]+)\ trials=7\ round_trips=[0-9]+\ pus=([0-9]+),([0-9]+)\ pin=compact$ ]] ||
+        { echo "output: $out"; return 1; }
+    awk -v m="${BASH_REMATCH[1]}" -v lo="${BASH_REMATCH[2]}" -v hi="${BASH_REMATCH[3]}" \
+        'BEGIN { exit !(m > 0 && lo <= m && m <= hi) }' || { echo "output: $out"; return 1; }
+    [ "${BASH_REMATCH[4]}" != "${BASH_REMATCH[5]}" ] || { echo "one PU: $out"; return 1; }
+    out=$("$bin" --line-transfer --pin none) && [[ $out == *"pus=unbound pin=none" ]] ||
+        { echo "--pin none: $out"; return 1; }
+    for bad in "--pin nosuch" "--threads 2" "--pin"; do
+        # shellcheck disable=SC2086 # the flags are words
+        out=$("$bin" --line-transfer $bad 2>"$tmp/err")
+        rc=$?
+        [ $rc -eq 2 ] && [ -z "$out" ] && [ -s "$tmp/err" ] ||
+            { echo "'$bad': exit $rc, stdout '$out'"; return 1; }
+    done
+}
+check "stmbench --line-transfer: one line, a time within its range; bad flags exit 2" line_transfer
 
 if [ $nfail -eq 0 ]; then echo "[  PASSED  ] $npass test(s)."; else
     echo "[  PASSED  ] $npass test(s)."; echo "[  FAILED  ] $nfail test(s), listed above."; fi
