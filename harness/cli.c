@@ -173,6 +173,11 @@ static void cli_help(void)
         "       stmbench --line-transfer [--pin P]\n"
         "                            the one-way time of a cache line between the PUs of\n"
         "                            threads 0 and 1 (median of 7 trials), one line\n"
+        "       stmbench --log-floor [--threads N] [--pin P] [--work W]\n"
+        "                            appends per second to one shared log that every\n"
+        "                            thread reads, W multiplies of work each (default\n"
+        "                            40), at 1 and at N threads (default 2): the floor of\n"
+        "                            a commit that appends to one log, one line\n"
         "       stmbench --help\n\n"
         "options:\n"
         "  --runtime R           the synchronisation runtime (below)\n"
@@ -756,6 +761,8 @@ int stmbench_main(int argc, char **argv)
         }
         if (strcmp(argv[i], "--line-transfer") == 0)
             return line_transfer_main(argc, argv);
+        if (strcmp(argv[i], "--log-floor") == 0)
+            return log_floor_main(argc, argv);
     }
     if (argc <= 1) {
         cli_err("no arguments: --runtime and --workload are required (see --help)");

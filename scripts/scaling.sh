@@ -30,7 +30,11 @@
 # SCALE_OUT/transfer.csv (before each round, the one-way time of a cache line between
 # the PUs of threads 0 and 1, `stmbench --line-transfer`: it sets what any cross-thread
 # figure can reach, and it changes between sittings of a VM by a factor of four) and
-# SCALE_OUT/scaling.md (the table with that time's median, also printed). Exit 0; 1 when a run failed (non-zero
+# SCALE_OUT/floor.csv (before each round, `stmbench --log-floor --threads T`: appends
+# per second to one shared log that every thread reads, with about 45 ns of work per
+# append at 1 thread, at 1 and at T threads: the ceiling of any commit that appends to
+# one log, in this sitting) and SCALE_OUT/scaling.md (the table with the median of each,
+# also printed). Exit 0; 1 when a run failed (non-zero
 # exit or a failed check: listed in SCALE_OUT/failures.txt, the rounds go on); 2 on bad
 # variables; 3 when the harness cannot be run.
 set -u
@@ -99,6 +103,7 @@ mkdir -p "$OUT" || die 3 "cannot create $OUT"
 echo "scaling: ${#confs[@]} configurations x runtimes ($RUNTIMES) x threads 1 and $T x $REPEAT rounds of ${DURATION} s ($ncores cores) into $OUT"
 nfail=0
 echo "round,line_transfer_ns,min_ns,max_ns,pus" >"$OUT/transfer.csv"
+echo "round,threads,work,ops_per_s_1,ops_per_s_T,ratio,ns_per_op_1" >"$OUT/floor.csv"
 for r in $(seq 1 "$REPEAT"); do
     # The sitting's cross-core transfer time, before the round (a failed measurement is
     # recorded as empty: it does not stop the rounds).
@@ -108,6 +113,13 @@ for r in $(seq 1 "$REPEAT"); do
     else
         echo "$r,,,," >>"$OUT/transfer.csv"
         echo "scaling: round $r: the line transfer was not measured: $(tail -1 <<<"$lt")" >&2
+    fi
+    lf=$("$BIN" --log-floor --threads "$T" "${PIN[@]}" 2>&1)
+    if [[ $lf =~ work=([0-9]+)\ ops_per_s_1=([0-9]+)\ ops_per_s_[0-9]+=([0-9]+)\ ratio=([0-9.]+)\ ns_per_op_1=([0-9.]+) ]]; then
+        echo "$r,$T,${BASH_REMATCH[1]},${BASH_REMATCH[2]},${BASH_REMATCH[3]},${BASH_REMATCH[4]},${BASH_REMATCH[5]}" >>"$OUT/floor.csv"
+    else
+        echo "$r,$T,,,,," >>"$OUT/floor.csv"
+        echo "scaling: round $r: the log floor was not measured: $(tail -1 <<<"$lf")" >&2
     fi
     for i in "${!confs[@]}"; do
         for rt in $RUNTIMES; do
@@ -131,7 +143,7 @@ for r in $(seq 1 "$REPEAT"); do
 done
 
 [ -s "$OUT/runs.csv" ] || die 1 "no run succeeded (see $OUT/failures.txt)"
-/usr/bin/python3 - "$OUT/runs.csv" "$T" "$ncores" "$RUNTIMES" "$(IFS=';'; echo "${confs[*]}")" "$OUT/index.txt" "$OUT/transfer.csv" >"$OUT/scaling.md" <<'PY' || die 1 "the table could not be made"
+/usr/bin/python3 - "$OUT/runs.csv" "$T" "$ncores" "$RUNTIMES" "$(IFS=';'; echo "${confs[*]}")" "$OUT/index.txt" "$OUT/transfer.csv" "$OUT/floor.csv" >"$OUT/scaling.md" <<'PY' || die 1 "the table could not be made"
 import csv, statistics, sys
 
 path, T, ncores, runtimes = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4].split()
@@ -169,6 +181,21 @@ if xfer:
               statistics.median(xfer), ", ".join("%.0f" % x for x in xfer)))
 else:
     print("Cross-core line transfer: not measured (see transfer.csv).")
+print()
+fl = []
+with open(sys.argv[8], newline="") as f:
+    for r in csv.DictReader(f):
+        if r["ratio"]:
+            fl.append((float(r["ratio"]), float(r["ns_per_op_1"])))
+if fl:
+    print("Floor of one shared log (`stmbench --log-floor --threads %d`: every op appends a "
+          "record that every thread reads, %.0f ns per op at 1 thread): ×%.2f at %d threads "
+          "(median of the rounds; rounds: %s). No commit that appends to one log scales "
+          "past it in this sitting." % (
+              T, statistics.median(x[1] for x in fl), statistics.median(x[0] for x in fl), T,
+              ", ".join("×%.2f" % x[0] for x in fl)))
+else:
+    print("Floor of one shared log: not measured (see floor.csv).")
 print()
 first = runtimes[0]
 cols = ["configuration", "runtime", "1 thread", "%d threads" % T, "%dT/1T" % T,

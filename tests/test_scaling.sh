@@ -4,7 +4,8 @@
 # listed and exits 1, and the table's medians and ratios are those of the runs it wrote
 # (recomputed here from runs.csv, independently of the script), with the line transfer
 # measured before each round (transfer.csv, its median in the table's head); and
-# `stmbench --line-transfer` alone.
+# the log floor (floor.csv, likewise); `stmbench --line-transfer` and `--log-floor`
+# alone.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 build=${1:-build/release}
@@ -97,9 +98,32 @@ assert all(0 < x < 1e6 for x in ns), ns
 assert all(float(r["min_ns"]) <= float(r["line_transfer_ns"]) <= float(r["max_ns"]) for r in xf)
 head = [l for l in open(d + "/scaling.md") if l.startswith("Cross-core line transfer")]
 assert len(head) == 1 and "median %.0f ns" % statistics.median(ns) in head[0], (head, ns)
+# the log floor: one row per round at T = 2, its median ratio in the table's head
+fl = list(csv.DictReader(open(d + "/floor.csv")))
+assert [int(r["round"]) for r in fl] == [1, 2, 3] and all(r["threads"] == "2" for r in fl), fl
+ratios = [float(r["ratio"]) for r in fl]
+for r in fl:
+    o1, oT, q = float(r["ops_per_s_1"]), float(r["ops_per_s_T"]), float(r["ratio"])
+    assert o1 > 0 and oT > 0 and abs(oT / o1 - q) < 0.006, r
+head = [l for l in open(d + "/scaling.md") if l.startswith("Floor of one shared log")]
+assert len(head) == 1 and "×%.2f at 2 threads" % statistics.median(ratios) in head[0], (head, ratios)
 PY
 }
 check "the table is the medians and ratios of runs.csv" table
+
+# A measuring mode (its flag), then bad flag sets: each exits 2, prints nothing on
+# stdout and says why on stderr.
+bad_flags_exit2() {
+    local mode=$1 bad out rc
+    shift
+    for bad in "$@"; do
+        # shellcheck disable=SC2086 # the flags are words
+        out=$("$bin" "$mode" $bad 2>"$tmp/err")
+        rc=$?
+        [ $rc -eq 2 ] && [ -z "$out" ] && [ -s "$tmp/err" ] ||
+            { echo "$mode '$bad': exit $rc, stdout '$out'"; return 1; }
+    done
+}
 
 # stmbench --line-transfer itself: one line, a positive time within its own min..max,
 # the two PUs of threads 0 and 1; bad flags exit 2 and print nothing on stdout.
@@ -113,15 +137,30 @@ line_transfer() {
     [ "${BASH_REMATCH[4]}" != "${BASH_REMATCH[5]}" ] || { echo "one PU: $out"; return 1; }
     out=$("$bin" --line-transfer --pin none) && [[ $out == *"pus=unbound pin=none" ]] ||
         { echo "--pin none: $out"; return 1; }
-    for bad in "--pin nosuch" "--threads 2" "--pin"; do
-        # shellcheck disable=SC2086 # the flags are words
-        out=$("$bin" --line-transfer $bad 2>"$tmp/err")
-        rc=$?
-        [ $rc -eq 2 ] && [ -z "$out" ] && [ -s "$tmp/err" ] ||
-            { echo "'$bad': exit $rc, stdout '$out'"; return 1; }
-    done
+    bad_flags_exit2 --line-transfer "--pin nosuch" "--threads 2" "--pin"
 }
 check "stmbench --line-transfer: one line, a time within its range; bad flags exit 2" line_transfer
+
+# stmbench --log-floor: one line whose ratio is its two rates', the thread count asked
+# for; more work per op makes the 1-thread op slower; bad values exit 2.
+log_floor() {
+    local out rc a b
+    out=$("$bin" --log-floor --threads 3 --work 0) || { echo "exit $?: $out"; return 1; }
+    [[ $out =~ ^log_floor\ threads=3\ work=0\ ops_per_s_1=([0-9]+)\ ops_per_s_3=([0-9]+)\ ratio=([0-9.]+)\ ns_per_op_1=([0-9.]+)\ pin=compact$ ]] ||
+        { echo "output: $out"; return 1; }
+    awk -v o1="${BASH_REMATCH[1]}" -v o3="${BASH_REMATCH[2]}" -v q="${BASH_REMATCH[3]}" \
+        -v ns="${BASH_REMATCH[4]}" \
+        'BEGIN { d = o3 / o1 - q; exit !(o1 > 0 && o3 > 0 && d < 0.006 && d > -0.006 &&
+                                          ns > 0 && (1e9 / o1 - ns) < 0.06 && (1e9 / o1 - ns) > -0.06) }' ||
+        { echo "output: $out"; return 1; }
+    a=$(sed 's/.*ns_per_op_1=\([0-9.]*\).*/\1/' <<<"$out")
+    out=$("$bin" --log-floor --threads 1 --work 400) || { echo "exit $?: $out"; return 1; }
+    b=$(sed 's/.*ns_per_op_1=\([0-9.]*\).*/\1/' <<<"$out")
+    awk -v a="$a" -v b="$b" 'BEGIN { exit !(b > 4 * a) }' ||
+        { echo "400 multiplies per op took $b ns, none $a ns"; return 1; }
+    bad_flags_exit2 --log-floor "--work -1" "--threads 0" "--work 1x" "--pin nosuch" "--duration 1"
+}
+check "stmbench --log-floor: one line, its ratio its rates', work costs time; bad values exit 2" log_floor
 
 if [ $nfail -eq 0 ]; then echo "[  PASSED  ] $npass test(s)."; else
     echo "[  PASSED  ] $npass test(s)."; echo "[  FAILED  ] $nfail test(s), listed above."; fi
