@@ -148,7 +148,7 @@ static uint64_t min_active_rev(void)
 
 /* Frees this thread's entries that every active thread has passed (rev < min: the
  * entry equal to the minimum is kept for its `next`), and publishes the minimum for
- * memory reuse (I7). No lock: only we touch our FIFO; nobody reads those entries. */
+ * memory reuse (I7). No lock: only we touch our ring; nobody reads those entries. */
 void stm_gc_own_entries(struct stm_seg *s)
 {
     uint64_t min = min_active_rev();
