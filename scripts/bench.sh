@@ -29,6 +29,14 @@
 #   BENCH_SWEEP_DURATION, BENCH_SWEEP_REPEAT  seconds per sweep run (0.5), repeats (1)
 #   BUILD, STMBENCH the build directory (default build/release) and harness binary
 #
+# bench-config.txt records the variables and the sitting: before the first run and after
+# the last, `stmbench --line-transfer` (the one-way time of a cache line between the PUs
+# of threads 0 and 1) and `stmbench --log-floor --threads T` (T: the largest of
+# BENCH_THREADS, at least 2), as line_transfer_start/_end= and log_floor_start/_end=
+# followed by the harness's line, or "unmeasured: <reason>" (a harness without these
+# modes, a machine with one PU). Every cross-thread figure of the sitting is a few such
+# transfers, and their time changes between sittings of a VM by a factor of four.
+#
 # seq runs only at 1 thread. Runs are interleaved (for each repeat, every point) so
 # that drift on the machine hits every configuration alike. A failed run (non-zero
 # exit, a failed check, a timeout) is recorded in failures.txt and the sweep goes on;
@@ -168,6 +176,25 @@ pin=()
     echo "BENCH_SEED=$SEED"
 } >"$OUT/bench-config.txt"
 
+# The sitting's line transfer and log floor (see the head of this file), appended to
+# bench-config.txt with the tag start or end.
+floor_threads=2
+for t in $THREADS; do [ "$t" -gt "$floor_threads" ] && floor_threads=$t; done
+sitting() {
+    local tag=$1 out
+    if out=$("$BIN" --line-transfer "${pin[@]}" 2>&1); then
+        echo "line_transfer_$tag=$out"
+    else
+        echo "line_transfer_$tag=unmeasured: $(tail -1 <<<"$out")"
+    fi
+    if out=$("$BIN" --log-floor --threads "$floor_threads" "${pin[@]}" 2>&1); then
+        echo "log_floor_$tag=$out"
+    else
+        echo "log_floor_$tag=unmeasured: $(tail -1 <<<"$out")"
+    fi
+}
+sitting start >>"$OUT/bench-config.txt"
+
 hms() { # seconds -> 1m02s / 1h03m04s
     local s=$1
     if [ "$s" -ge 3600 ]; then printf '%dh%02dm%02ds' $((s / 3600)) $((s % 3600 / 60)) $((s % 60))
@@ -273,6 +300,8 @@ if [ "${BENCH_SWEEP:-$sweep_default}" != 0 ]; then
         done
     done
 fi
+
+sitting end >>"$OUT/bench-config.txt"
 
 status=0
 if [ ! -s "$CSV" ]; then

@@ -5,7 +5,7 @@
 # (recomputed here from runs.csv, independently of the script), with the line transfer
 # measured before each round (transfer.csv, its median in the table's head); and
 # the log floor (floor.csv, likewise); `stmbench --line-transfer` and `--log-floor`
-# alone.
+# alone; and the same two measurements in make bench's bench-config.txt.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 build=${1:-build/release}
@@ -161,6 +161,33 @@ log_floor() {
     bad_flags_exit2 --log-floor "--work -1" "--threads 0" "--work 1x" "--pin nosuch" "--duration 1"
 }
 check "stmbench --log-floor: one line, its ratio its rates', work costs time; bad values exit 2" log_floor
+
+# make bench records the sitting: both measurements before the first run and after the
+# last in bench-config.txt; a harness without the modes gives "unmeasured: <reason>" and
+# the bench goes on.
+bench_sitting() {
+    local cfg=$tmp/bench/bench-config.txt tag
+    env STMBENCH="$bin" BENCH_OUT="$tmp/bench" BENCH_RUNTIMES=mutex BENCH_WORKLOADS=bank \
+        BENCH_THREADS="1 2" BENCH_DURATION=0.05 BENCH_REPEAT=1 BENCH_PLOTS=0 BENCH_PIN= \
+        BENCH_ARGS= scripts/bench.sh >"$tmp/out" 2>&1 || { cat "$tmp/out"; return 1; }
+    for tag in start end; do
+        grep -Eq "^line_transfer_$tag=line_transfer_ns=[0-9.]+ .*pin=compact$" "$cfg" &&
+            grep -Eq "^log_floor_$tag=log_floor threads=2 work=40 .* ratio=[0-9.]+ " "$cfg" ||
+            { cat "$cfg"; return 1; }
+    done
+    cat >"$tmp/old" <<FAKE
+#!/usr/bin/env bash
+case "\$1" in --line-transfer|--log-floor) echo "stmbench: unknown flag \$1" >&2; exit 2;; esac
+exec "$PWD/$bin" "\$@"
+FAKE
+    chmod +x "$tmp/old"
+    env STMBENCH="$tmp/old" BENCH_OUT="$tmp/bench2" BENCH_RUNTIMES=mutex BENCH_WORKLOADS=bank \
+        BENCH_THREADS=1 BENCH_DURATION=0.05 BENCH_REPEAT=1 BENCH_PLOTS=0 BENCH_PIN= \
+        BENCH_ARGS= scripts/bench.sh >"$tmp/out" 2>&1 || { cat "$tmp/out"; return 1; }
+    [ "$(grep -c "=unmeasured: stmbench: unknown flag" "$tmp/bench2/bench-config.txt")" -eq 4 ] ||
+        { cat "$tmp/bench2/bench-config.txt"; return 1; }
+}
+check "make bench records the line transfer and the log floor at its start and end" bench_sitting
 
 if [ $nfail -eq 0 ]; then echo "[  PASSED  ] $npass test(s)."; else
     echo "[  PASSED  ] $npass test(s)."; echo "[  FAILED  ] $nfail test(s), listed above."; fi
