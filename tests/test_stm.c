@@ -1481,6 +1481,62 @@ static void test_counters_exact(void **state)
 }
 
 /* An aborted attempt that opened chunks gives them back: its retries open none. */
+/* The ring in which a thread records its published entries (log.c), stepped on one
+ * thread without the runtime: 400 entries pushed in revision order, freed below a
+ * minimum that trails the newest by 20, except from 150 to 260 where nothing is freed
+ * (the ring grows from 64 to 128 records while its oldest is not at slot 0). After each
+ * step the ring holds exactly the revisions from the minimum to the newest, in order;
+ * small entries freed wait on the free stack for reuse, the others are freed. */
+static void test_own_ring_frees_in_order(void **state)
+{
+    (void)state;
+    enum { N = 400 };
+    struct stm_seg *s = aligned_alloc(64, sizeof *s);
+    assert_non_null(s);
+    memset(s, 0, sizeof *s);
+    s->idx = 7;
+    static struct log_entry *e[N + 1];
+    struct log_entry *after = malloc(STM_ENTRY_SMALL); /* every entry's successor */
+    assert_non_null(after);
+    uint64_t min = 1;
+    size_t small_freed = 0, grown_wrapped = 0;
+    for (uint64_t r = 1; r <= N; r++) {
+        size_t cap = r % 5 ? STM_ENTRY_SMALL : 2 * STM_ENTRY_SMALL;
+        e[r] = malloc(cap);
+        assert_non_null(e[r]);
+        e[r]->cap = cap;
+        e[r]->rev = r;
+        e[r]->seg = 7;
+        atomic_init(&e[r]->next, after);
+        size_t cap_before = s->own_cap, head_before = s->own_head;
+        stm_own_push(s, e[r]);
+        grown_wrapped += s->own_cap > cap_before && cap_before && head_before;
+        if (r % 7 == 0 && (r < 150 || r > 260) && r > 20) {
+            for (uint64_t k = min; k < r - 20; k++)
+                small_freed += k % 5 != 0;
+            min = r - 20;
+            stm_own_free_below(s, min);
+        }
+        assert_int_equal(s->nown, r - min + 1);
+        for (size_t i = 0; i < s->nown; i++)
+            assert_ptr_equal(s->own[(s->own_head + i) % s->own_cap].e, e[min + i]);
+        assert_ptr_equal(stm_test_own_oldest(s), e[min]);
+        assert_ptr_equal(stm_test_own_newest(s), e[r]);
+        assert_int_equal(s->nfree_entries, small_freed);
+    }
+    assert_true(grown_wrapped >= 1); /* the growth met a ring whose oldest was not at 0 */
+    for (size_t i = 0; i < s->nfree_entries; i++)
+        assert_int_equal(s->free_entries[i]->cap, STM_ENTRY_SMALL);
+    for (size_t i = 0; i < s->nown; i++)
+        free(s->own[(s->own_head + i) % s->own_cap].e);
+    for (size_t i = 0; i < s->nfree_entries; i++)
+        free(s->free_entries[i]);
+    free(s->own);
+    free(s->free_entries);
+    free(after);
+    free(s);
+}
+
 static void test_abort_keeps_no_chunk(void **state)
 {
     (void)state;
@@ -1624,6 +1680,7 @@ int main(void)
         cmocka_unit_test(test_abort_request_after_the_commit),
         cmocka_unit_test(test_counters_exact),
         cmocka_unit_test(test_abort_keeps_no_chunk),
+        cmocka_unit_test(test_own_ring_frees_in_order),
         cmocka_unit_test(test_leaving_a_block_open_is_caught),
         cmocka_unit_test(test_debug_asserts_fire),
     };

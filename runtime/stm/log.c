@@ -87,9 +87,8 @@ void stm_import_log(struct stm_seg *s, int validate, int unlock_on_abort)
  * collection touches no entry (the first line of each was last written by the thread
  * that linked after it: reading it there cost a cache miss per entry, 9% of bank's
  * samples at 2 threads). Small entries go to the thread's free list for reuse, and the
- * one to be reused next is prefetched for writing (stm_entry_prefetch).
+ * one to be reused next is prefetched for writing (at the end of _stm_commit).
  */
-#define ENTRY_SMALL 1024 /* most commits of the workloads fit (rbtree: ~400 bytes) */
 
 static void entry_keep_small(struct stm_seg *s, struct log_entry *e, int small)
 {
@@ -105,7 +104,7 @@ void stm_entry_keep(struct stm_seg *s, struct log_entry *e)
 {
     STM_ASSERT(e != G.log_first && e != atomic_load_explicit(&G.log_tail, memory_order_relaxed),
                "I4: the sentinel and the published tail are never freed");
-    entry_keep_small(s, e, e->cap == ENTRY_SMALL);
+    entry_keep_small(s, e, e->cap == STM_ENTRY_SMALL);
 }
 
 /* Records our entry e, just published, as the newest of our ring. */
@@ -124,7 +123,7 @@ void stm_own_push(struct stm_seg *s, struct log_entry *e)
         s->own_head = 0;
     }
     s->own[(s->own_head + s->nown) % s->own_cap] =
-        (struct own_entry){.e = e, .rev = e->rev, .small = e->cap == ENTRY_SMALL};
+        (struct own_entry){.e = e, .rev = e->rev, .small = e->cap == STM_ENTRY_SMALL};
     s->nown++;
 }
 
@@ -154,6 +153,18 @@ void stm_gc_own_entries(struct stm_seg *s)
     uint64_t min = min_active_rev();
     STM_ASSERT(min <= atomic_load_explicit(&s->rev, memory_order_relaxed),
                "I4, I7: the minimum is at most every active rev (ours included)");
+    stm_own_free_below(s, min);
+    /* Only ever raise it (release: pairs with the acquire in reclaim_limbo). */
+    uint64_t cur = atomic_load_explicit(&G.min_rev, memory_order_relaxed);
+    while (cur < min && !atomic_compare_exchange_weak_explicit(&G.min_rev, &cur, min,
+                                                               memory_order_release,
+                                                               memory_order_relaxed))
+        ;
+}
+
+/* Frees (or keeps for reuse) our recorded entries below `min`, oldest first. */
+void stm_own_free_below(struct stm_seg *s, uint64_t min)
+{
     while (s->nown && s->own[s->own_head].rev < min) {
         struct own_entry *o = &s->own[s->own_head];
         STM_ASSERT(o->e->seg == s->idx && o->e->rev == o->rev,
@@ -166,12 +177,6 @@ void stm_gc_own_entries(struct stm_seg *s)
         s->own_head = (s->own_head + 1) % s->own_cap;
         s->nown--;
     }
-    /* Only ever raise it (release: pairs with the acquire in reclaim_limbo). */
-    uint64_t cur = atomic_load_explicit(&G.min_rev, memory_order_relaxed);
-    while (cur < min && !atomic_compare_exchange_weak_explicit(&G.min_rev, &cur, min,
-                                                               memory_order_release,
-                                                               memory_order_relaxed))
-        ;
 }
 
 /* The running transaction's log entry: its runs (written objects, then new ranges,
@@ -187,10 +192,10 @@ struct log_entry *stm_entry_build(struct stm_seg *s)
         bytes += s->recycled[i].size;
     size_t need = sizeof(struct log_entry) + nruns * sizeof(struct log_run) + bytes;
     struct log_entry *e;
-    if (need <= ENTRY_SMALL && s->nfree_entries) {
+    if (need <= STM_ENTRY_SMALL && s->nfree_entries) {
         e = s->free_entries[--s->nfree_entries];
     } else {
-        size_t cap = need <= ENTRY_SMALL ? ENTRY_SMALL : need;
+        size_t cap = need <= STM_ENTRY_SMALL ? STM_ENTRY_SMALL : need;
         e = malloc(cap);
         if (!e)
             out_of_resources("out of memory for a commit log entry%s", "");

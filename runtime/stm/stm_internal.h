@@ -142,7 +142,7 @@ struct log_entry {
 struct own_entry {
     struct log_entry *e;
     uint64_t rev;
-    int small;             /* cap == ENTRY_SMALL: kept for reuse when freed */
+    int small;             /* cap == STM_ENTRY_SMALL: kept for reuse when freed */
 };
 
 struct ws_entry {          /* an object written by the running transaction */
@@ -351,6 +351,9 @@ void stm_abort(enum sync_abort_kind kind, int other, uintptr_t obj) __attribute_
 void stm_import_log(struct stm_seg *s, int validate, int unlock_on_abort);
 void stm_entry_keep(struct stm_seg *s, struct log_entry *e);
 void stm_own_push(struct stm_seg *s, struct log_entry *e);
+void stm_own_free_below(struct stm_seg *s, uint64_t min);
+#define STM_ENTRY_SMALL 1024 /* an entry's size when small (most commits of the workloads
+                              * fit; rbtree: ~400 bytes): kept for reuse when freed */
 /* Asks for the line of p for writing (prefetchw: on AMD since K6, on Intel since
  * Broadwell; a no-op on older Intel cores). A hint: it changes no value. Used for lines a
  * commit will write that another core wrote last, so that their transfers overlap the
