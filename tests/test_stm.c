@@ -917,22 +917,15 @@ static void test_link_race_disjoint_links_after(void **state)
     link_race(0);
 }
 
-/* The publication of an entry (G.log_tail and G.rev) waits for nobody: of a linker and
- * its predecessor's publisher, whichever comes second publishes the link. A commits a
- * write of X and parks between its link and its publication; B then commits two writes
- * of Y, each linked after the one before (the first after A's entry). With
- * `pub_helped`, A is parked before it moved the tail to its entry: B's commits must
- * finish while A is parked (nobody waits for A), and cannot publish (the tail is not
- * A's entry yet), so G.rev stays where it was; when A goes on, it publishes its entry
- * and then walks on, publishing both of B's. Without, A is parked just after moving
- * the tail to its entry, before it raises G.rev: B must then publish its entries
- * itself (G.rev + 3 while A is parked), and A, going on, must leave G.rev where B put it
- * (a maximum, not a store) and find B's entries published. Either way G.rev ends 3
- * above where it began, the tail is B's last entry, and a thread's exit (the lock,
- * which finds the tail published) comes after. */
-static int pub_helped;
+/* The lazy publication: commits link and never move the published tail (G.log_tail,
+ * G.rev); the lock's holder does, once no window is open. A commits a write of X and
+ * parks in its window just after its link; B then commits two writes of Y, each linked
+ * after the one before (the first after A's entry): B must finish while A is parked
+ * (nobody waits for A), G.rev must not move (no commit publishes), and the newest
+ * revision reached (stm_debug_rev) is 3 past the start. When A goes on and both leave
+ * (each exit takes the lock), the tail is B's last entry and G.rev its revision. */
 static atomic_int pub_b_done;
-static uint64_t pub_rev0, pub_rev_parked, pub_rev_end;
+static uint64_t pub_rev0, pub_grev0, pub_rev_parked, pub_grev_parked, pub_grev_end, pub_rev_end;
 static int pub_b_during;
 static _Thread_local int pub_parks;
 static void pub_park(void)
@@ -955,18 +948,16 @@ static void *pub_a(void *arg)
     sem_post(&s_b);
     sem_wait(&s_a);             /* B warmed up too */
     pub_rev0 = stm_debug_rev();
+    pub_grev0 = atomic_load(&G.rev);
     pub_parks = 1;
-    if (pub_helped)
-        stm_test_before_publish = pub_park;
-    else
-        stm_test_after_publish = pub_park;
+    stm_test_before_publish = pub_park;
     SYNC_ATOMIC("test.pub.a") {
         SYNC_WRITE(X);
         X->v = 11;
     }
     stm_test_before_publish = NULL;
-    stm_test_after_publish = NULL;
     pub_rev_end = stm_debug_rev();
+    pub_grev_end = atomic_load(&G.rev);
     sem_post(&s_b);             /* B may leave */
     sync_runtime_stm.thread_exit(&st_a);
     return NULL;
@@ -1015,13 +1006,14 @@ static void *pub_main(void *arg)
         usleep(1000);
     pub_b_during = atomic_load(&pub_b_done);
     pub_rev_parked = stm_debug_rev();
+    pub_grev_parked = atomic_load(&G.rev);
     sem_post(&s_a);             /* A: go on */
     return NULL;
 }
-static void publication(int helped)
+static void test_publication_lazy(void **state)
 {
+    (void)state;
     rt_up(2);
-    pub_helped = helped;
     pub_b_during = 0;
     atomic_store(&pub_b_done, 0);
     pthread_t tm;
@@ -1029,12 +1021,13 @@ static void publication(int helped)
     run2(pub_a, pub_b);
     pthread_join(tm, NULL);
     assert_int_equal(pub_b_during, 1);              /* B did not wait for A */
-    if (helped)
-        assert_int_equal(pub_rev_parked, pub_rev0); /* B could not publish past A */
-    else
-        assert_int_equal(pub_rev_parked, pub_rev0 + 3); /* B published itself */
-    assert_int_equal(pub_rev_end, pub_rev0 + 3);   /* A published B's entries too */
+    assert_int_equal(pub_rev_parked, pub_rev0 + 3); /* B's two commits after A's link */
+    assert_int_equal(pub_grev_parked, pub_grev0);   /* no commit published */
+    assert_int_equal(pub_rev_end, pub_rev0 + 3);
+    assert_int_equal(pub_grev_end, pub_grev0);      /* nor A's, going on */
+    /* both exits took the lock, which published the tail: B's last entry */
     struct log_entry *tail = atomic_load(&G.log_tail);
+    assert_int_equal(atomic_load(&G.rev), pub_rev0 + 3);
     assert_int_equal(tail->rev, pub_rev0 + 3);
     assert_int_equal(tail->seg, 2);                 /* B's entry (segment tid + 1) */
     assert_null(atomic_load(&tail->next));
@@ -1044,121 +1037,57 @@ static void publication(int helped)
     assert_int_equal(committed_v(Y), 23);
     rt_down();
 }
-static void test_publication_helped_by_predecessor(void **state)
-{
-    (void)state;
-    publication(1);
-}
-static void test_publication_by_linker_after_published(void **state)
-{
-    (void)state;
-    publication(0);
-}
 
-/* A committer between its link and its publication keeps its predecessor allocated: the
- * tail's compare-and-swap compares against the predecessor's address, which, freed and
- * reused for a newer entry that became the tail, would let the publication move the
- * tail back (ABA). So its segment's rev stays the predecessor's until it has published.
- * B commits a write of X (entry P) and parks before publishing it; A commits a write of
- * Y, linked after P, and parks before publishing; B goes on, publishes P and then A's
- * entry (it walks on), and commits 70 more writes of X, which run its garbage collection
- * of its own entries twice: P must survive both (A's rev still names it), and when A
- * goes on, its compare-and-swap must fail (the tail is far past) and leave the tail at
- * B's last entry. */
-static _Thread_local sem_t *keep_park; /* set by the thread that parks next, once */
-static struct log_entry *keep_p;
-static int keep_p_kept;
-static uint64_t keep_rev0;
-static void keep_hook(void)
-{
-    sem_t *me = keep_park;
-    if (!me)
-        return;
-    keep_park = NULL;
-    sem_post(&s_main);
-    sem_wait(me);
-}
-static void *keep_a(void *arg)
+/* The lazy publication's bound: a committer more than PUBLISH_LAG revisions past G.rev
+ * at its collection (every 32 linking commits) publishes the tail under the lock when
+ * the lock is free, so that the entries nobody may free stay bounded. B commits 300
+ * writes of X while A, entered, runs read-only transactions (which take no window and
+ * no lock); no other thread takes the lock meanwhile, so B's tries all succeed: G.rev,
+ * read by B after its commits, must be within PUBLISH_LAG + 32 of B's revision (without
+ * the tries it stays where it was: nothing else publishes). */
+static atomic_int lag_stop;
+static uint64_t lag_grev0, lag_grev_end, lag_rev_end;
+static void *lag_a(void *arg)
 {
     (void)arg;
     enter(0);
-    SYNC_ATOMIC("test.keep.warm.a") {
-        SYNC_READ(X);
-        SYNC_READ(Y);
-        race_sink = X->v + Y->v;
-    }
     sem_post(&s_b);
-    sem_wait(&s_a);             /* main: B is parked with P linked */
-    keep_park = &s_a;
-    SYNC_ATOMIC("test.keep.a") {
-        SYNC_WRITE(Y);
-        Y->v = 5;
-    }
-    sem_post(&s_b);             /* B may leave */
+    while (!atomic_load(&lag_stop))
+        SYNC_ATOMIC("test.lag.a") {
+            SYNC_READ(X);
+            race_sink = X->v;
+        }
     sync_runtime_stm.thread_exit(&st_a);
     return NULL;
 }
-static void *keep_b(void *arg)
+static void *lag_b(void *arg)
 {
     (void)arg;
     enter(1);
-    sem_wait(&s_b);
-    SYNC_ATOMIC("test.keep.warm.b") {
-        SYNC_READ(X);
-        SYNC_READ(Y);
-        race_sink = X->v + Y->v;
-    }
-    keep_rev0 = stm_debug_rev();
-    keep_park = &s_b;
-    SYNC_ATOMIC("test.keep.b") {
-        SYNC_WRITE(X);
-        X->v = 1;
-    }
-    keep_p = stm_test_own_newest(seg_of(1)); /* P */
-    for (int k = 0; k < 70; k++)
-        SYNC_ATOMIC("test.keep.b.more") {
+    sem_wait(&s_b);             /* A entered */
+    lag_grev0 = atomic_load(&G.rev);
+    for (int k = 0; k < 300; k++)
+        SYNC_ATOMIC("test.lag.b") {
             SYNC_WRITE(X);
-            X->v = 2 + k;
+            X->v = k;
         }
-    keep_p_kept = stm_test_own_oldest(seg_of(1)) == keep_p;
-    sem_post(&s_main);          /* main: done */
-    sem_wait(&s_b);             /* A committed */
+    lag_grev_end = atomic_load(&G.rev);
+    lag_rev_end = atomic_load(&seg_of(1)->rev);
+    atomic_store(&lag_stop, 1);
     sync_runtime_stm.thread_exit(&st_b);
     return NULL;
 }
-static void *keep_main(void *arg)
-{
-    (void)arg;
-    wait_main("its publication hook (B)"); /* B parked, P linked */
-    sem_post(&s_a);                        /* A: commit Y */
-    wait_main("its publication hook (A)"); /* A parked, linked after P */
-    sem_post(&s_b);                        /* B: publish, then 70 commits */
-    wait_main("the end of B's commits");
-    sem_post(&s_a);                        /* A: publish (its CAS fails) */
-    return NULL;
-}
-static void test_publication_keeps_predecessor(void **state)
+static void test_publication_when_behind(void **state)
 {
     (void)state;
     rt_up(2);
-    keep_p = NULL;
-    keep_p_kept = 0;
-    stm_test_before_publish = keep_hook;
-    pthread_t tm;
-    pthread_create(&tm, NULL, keep_main, NULL);
-    run2(keep_a, keep_b);
-    pthread_join(tm, NULL);
-    stm_test_before_publish = NULL;
-    assert_non_null(keep_p);
-    assert_int_equal(keep_p->rev, keep_rev0 + 1);
-    assert_int_equal(keep_p_kept, 1);                 /* A's rev kept P */
-    struct log_entry *tail = atomic_load(&G.log_tail);
-    assert_int_equal(tail->rev, keep_rev0 + 72);      /* P, A's, 70 more */
-    assert_int_equal(tail->seg, 2);                   /* B's last, not A's */
-    assert_int_equal(stm_debug_rev(), keep_rev0 + 72);
-    assert_int_equal(sync_stats_aborts(&st_a), 0);
-    assert_int_equal(committed_v(X), 71);
-    assert_int_equal(committed_v(Y), 5);
+    atomic_store(&lag_stop, 0);
+    run2(lag_a, lag_b);
+    assert_true(lag_rev_end >= lag_grev0 + 300);           /* B's 300 links */
+    assert_true(lag_grev_end > lag_grev0);                 /* B published */
+    assert_true(lag_rev_end - lag_grev_end <= PUBLISH_LAG + 32);
+    assert_int_equal(sync_stats_aborts(&st_b), 0);
+    assert_int_equal(committed_v(X), 299);
     rt_down();
 }
 
@@ -1672,9 +1601,8 @@ int main(void)
         cmocka_unit_test(test_new_object_claimed_until_copied),
         cmocka_unit_test(test_link_race_conflict_aborts),
         cmocka_unit_test(test_link_race_disjoint_links_after),
-        cmocka_unit_test(test_publication_helped_by_predecessor),
-        cmocka_unit_test(test_publication_by_linker_after_published),
-        cmocka_unit_test(test_publication_keeps_predecessor),
+        cmocka_unit_test(test_publication_lazy),
+        cmocka_unit_test(test_publication_when_behind),
         cmocka_unit_test(test_fill_waits_for_commit_window),
         cmocka_unit_test(test_abort_request_ends_with_the_commit),
         cmocka_unit_test(test_abort_request_after_the_commit),

@@ -37,9 +37,18 @@ uintptr_t stm_debug_heap_cursor(void)
     return atomic_load_explicit(&G.heap_cursor, memory_order_relaxed);
 }
 
+/* The newest revision a thread has reached: G.rev lags (the lazy publication), while a
+ * committer's rev is its entry's right after its link, and an entered thread's its last
+ * import. Exact when no commit is between its link and its rev's store. */
 uint64_t stm_debug_rev(void)
 {
-    return atomic_load_explicit(&G.rev, memory_order_acquire);
+    uint64_t r = atomic_load_explicit(&G.rev, memory_order_acquire);
+    for (int i = 1; i <= G.nseg; i++) {
+        /* acquire: pairs with the release store of a segment's rev */
+        uint64_t x = atomic_load_explicit(&G.segs[i].rev, memory_order_acquire);
+        r = x > r ? x : r;
+    }
+    return r;
 }
 
 const void *stm_debug_committed(const void __seg_gs *obj)

@@ -162,10 +162,12 @@ void stm_gc_own_entries(struct stm_seg *s)
         ;
 }
 
-/* Frees (or keeps for reuse) our recorded entries below `min`, oldest first. */
+/* Frees (or keeps for reuse) our recorded entries below `min`, oldest first, except the
+ * newest: it is our segment's `newest`, which the lock's holder reads (commit.c,
+ * publish_under_lock). */
 void stm_own_free_below(struct stm_seg *s, uint64_t min)
 {
-    while (s->nown && s->own[s->own_head].rev < min) {
+    while (s->nown > 1 && s->own[s->own_head].rev < min) {
         struct own_entry *o = &s->own[s->own_head];
         STM_ASSERT(o->e->seg == s->idx && o->e->rev == o->rev,
                    "I4: a thread frees only its own entries, as recorded");

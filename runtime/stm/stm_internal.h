@@ -55,11 +55,12 @@
  *     A thread alone (nactive == 1) takes no ownership and appends no log entry:
  *     ownership only detects conflicts early, serialisability rests on I5.
  *  I4 (log) Entries are appended in revision order, by CAS on the tail's `next` (in a
- *     window or under commit_lock). The published tail (G.log_tail) moves by CAS from
- *     each entry to its successor, and G.rev follows as a maximum, with no wait: the
- *     linker publishes its entry if its predecessor is published, else the
- *     predecessor's publisher does (commit.c, publish_tail); once no window is open
- *     the tail is the last entry and G.rev its rev. A thread at
+ *     window or under commit_lock). Commits do not publish (the lazy publication): the
+ *     published tail (G.log_tail) and G.rev (its rev) move only under commit_lock, once
+ *     no window is open, to the newest of the entered segments' newest linked entries
+ *     (commit.c, publish_under_lock), so a holder of the lock sees the last entry as
+ *     the tail; a committer more than PUBLISH_LAG past G.rev takes a free lock for it.
+ *     A segment's newest linked entry is never freed (its collection keeps it). A thread at
  *     revision r has imported exactly the entries <= r. An entry is freed only when
  *     every active thread's rev is past it (the entry equal to the minimum is kept,
  *     for its `next`).
@@ -178,6 +179,7 @@ struct stm_seg {
     _Atomic int committing;      /* 1 while our commit is in its window (a shared
                                   * critical section: the commit lock's holder waits
                                   * until no segment has it; seq_cst, commit.c) */
+    _Atomic(struct log_entry *) newest; /* our newest linked entry (never freed) */
     int idx;                     /* segment number, >= 1 for threads */
     /* private */
     char *base;                  /* seg_addr(idx, 0), kept for the hot paths */
@@ -239,13 +241,12 @@ struct stm_global {
      * G.inevitable by the inevitable commit): off the line every commit writes. */
     _Atomic int lock SYNC_CL_ALIGNED; /* the commit lock (spinlock) */
     _Atomic int inevitable;      /* segment of the inevitable transaction, 0 = none */
-    /* The publication line: every writing commit (or a publisher helping it) moves
-     * both, without waiting (commit.c, publish_tail). */
-    _Atomic uint64_t rev SYNC_CL_ALIGNED; /* latest published revision: a maximum, at
-                                           * most the published tail's rev */
-    /* The published tail: moved by CAS from an entry to its successor, never back
-     * (seq_cst); exact for a holder of the lock, which waits out every commit window
-     * first, and never freed (its rev is at least G.rev). */
+    /* The publication line: moved forward only by a holder of the lock (the lazy
+     * publication, commit.c: publish_under_lock), read by the collection. */
+    _Atomic uint64_t rev SYNC_CL_ALIGNED; /* the published tail's rev */
+    /* The published tail: exact for a holder of the lock, which waits out every commit
+     * window and then publishes; behind the last entry otherwise, by at most about
+     * PUBLISH_LAG plus a collection period; never freed (its rev is G.rev). */
     _Atomic(struct log_entry *) log_tail;
     struct log_entry *log_first; /* the sentinel entry (rev 0); freed at fini */
     _Atomic uint64_t min_rev SYNC_CL_ALIGNED; /* all active threads are at least here (I7) */
@@ -351,6 +352,10 @@ void stm_abort(enum sync_abort_kind kind, int other, uintptr_t obj) __attribute_
 void stm_import_log(struct stm_seg *s, int validate, int unlock_on_abort);
 void stm_entry_keep(struct stm_seg *s, struct log_entry *e);
 void stm_own_push(struct stm_seg *s, struct log_entry *e);
+/* The lazy publication (commit.c): a committer more than PUBLISH_LAG revisions past
+ * G.rev publishes the tail under the lock if the lock is free. */
+#define PUBLISH_LAG 64u
+void stm_publish_if_behind(struct stm_seg *s);
 void stm_own_free_below(struct stm_seg *s, uint64_t min);
 #define STM_ENTRY_SMALL 1024 /* an entry's size when small (most commits of the workloads
                               * fit; rbtree: ~400 bytes): kept for reuse when freed */
@@ -533,12 +538,9 @@ extern void (*stm_test_before_release)(void);
 /* Called, when set, by an inevitable transaction just before it asks an object's owner
  * to let go (abort_request). */
 extern void (*stm_test_before_ask)(void);
-/* Called, when set, by a committer in its window (or under the lock) between the link
- * of its entry and its publication (publish_tail in commit.c). */
+/* Called, when set, by a committer in its window (or under the lock) just after the link
+ * of its entry, before its segment's rev names it (commit.c). */
 extern void (*stm_test_before_publish)(void);
-/* Called, when set, by a committer (or a helper) just after its compare-and-swap moved
- * G.log_tail to an entry, before it raises G.rev and looks for a successor to publish. */
-extern void (*stm_test_after_publish)(void);
 int stm_debug_page_accessible(int tid, const void __seg_gs *obj);
 int stm_debug_eager_pages(void);  /* 1 under valgrind or STM_PAGES=eager */
 uintptr_t stm_debug_heap_cursor(void);
