@@ -67,6 +67,32 @@ void (*stm_test_before_publish)(void);
  * time, at least one sees the other (a store-load order that acquire/release does not
  * give).
  */
+static void lock_taken(int timed);
+
+void stm_commit_lock(void)
+{
+    STM_ASSERT(!(stm_me && stm_in_commit(stm_me)), "commit lock: never taken twice by a thread");
+    int timed = 0; /* time breakdown: only a taken lock, or a window waited for, is timed */
+    for (int spins = 0;; spins++) {
+        int z = 0;
+        /* seq_cst (an acquire at least: pairs with the release in commit_unlock, so
+         * what the previous holder did under the lock is visible): see above */
+        if (atomic_compare_exchange_weak_explicit(&G.lock, &z, 1, memory_order_seq_cst,
+                                                  memory_order_relaxed))
+            break;
+        if (!timed++)
+            TA_TIMED_BEGIN(TA_WAIT_LOCK);
+        /* relaxed: only waits for the lock to look free before trying again */
+        while (atomic_load_explicit(&G.lock, memory_order_relaxed)) {
+            if (++spins > 64)
+                sched_yield();
+            else
+                __builtin_ia32_pause();
+        }
+    }
+    lock_taken(timed);
+}
+
 /*
  * The lazy publication (I4): commits link their entries and never move the published
  * tail; the holder of the lock, once no window is open (so no link is in flight),
@@ -99,32 +125,6 @@ static void publish_under_lock(void)
     /* release: pairs with the acquire loads of G.rev in min_active_rev: an entry at or
      * after it is never freed, and the tail's is */
     atomic_store_explicit(&G.rev, t->rev, memory_order_release);
-}
-
-static void lock_taken(int timed);
-
-void stm_commit_lock(void)
-{
-    STM_ASSERT(!(stm_me && stm_in_commit(stm_me)), "commit lock: never taken twice by a thread");
-    int timed = 0; /* time breakdown: only a taken lock, or a window waited for, is timed */
-    for (int spins = 0;; spins++) {
-        int z = 0;
-        /* seq_cst (an acquire at least: pairs with the release in commit_unlock, so
-         * what the previous holder did under the lock is visible): see above */
-        if (atomic_compare_exchange_weak_explicit(&G.lock, &z, 1, memory_order_seq_cst,
-                                                  memory_order_relaxed))
-            break;
-        if (!timed++)
-            TA_TIMED_BEGIN(TA_WAIT_LOCK);
-        /* relaxed: only waits for the lock to look free before trying again */
-        while (atomic_load_explicit(&G.lock, memory_order_relaxed)) {
-            if (++spins > 64)
-                sched_yield();
-            else
-                __builtin_ia32_pause();
-        }
-    }
-    lock_taken(timed);
 }
 
 /* The lock just taken (timed: a wait for it is being timed): waits out every open window,
