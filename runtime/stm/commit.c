@@ -133,7 +133,7 @@ static void lock_taken(int timed)
 {
     for (int i = 1; i <= G.nseg; i++)
         /* seq_cst: see above; it is also an acquire, pairing with the release that
-         * closed the window: that commit's link, G.rev and flags are visible */
+         * closed the window: that commit's link, `newest` and flags are visible */
         for (int spins = 0; atomic_load_explicit(&G.segs[i].committing, memory_order_seq_cst);
              spins++) {
             if (!timed++)
@@ -158,7 +158,8 @@ void stm_publish_if_behind(struct stm_seg *s)
 {
     /* relaxed: a hint; the lock's CAS below orders what follows */
     uint64_t pub = atomic_load_explicit(&G.rev, memory_order_relaxed);
-    if (atomic_load_explicit(&s->rev, memory_order_relaxed) - pub <= PUBLISH_LAG)
+    uint64_t mine = atomic_load_explicit(&s->rev, memory_order_relaxed);
+    if (mine <= pub || mine - pub <= PUBLISH_LAG) /* behind a publication, or close */
         return;
     int z = 0;
     /* relaxed: only a test whether it looks free */
@@ -217,7 +218,7 @@ static void window_leave(struct stm_seg *s)
     STM_ASSERT(s->in_window, "commit window: left by the thread in it");
     s->in_window = 0;
     /* release: pairs with the seq_cst (acquire) load in commit_lock; everything the
-     * commit did in the window (its link, G.rev, its publishing flag) is visible to
+     * commit did in the window (its link, `newest`, its publishing flag) is visible to
      * the lock's next holder */
     atomic_store_explicit(&s->committing, 0, memory_order_release);
 }
