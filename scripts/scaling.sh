@@ -34,7 +34,7 @@
 # per second to one shared log that every thread reads, with about 45 ns of work per
 # append at 1 thread, at 1 and at T threads: the ceiling of any commit that appends to
 # one log, in this sitting) and SCALE_OUT/scaling.md (the table with the median of each,
-# also printed). Exit 0; 1 when a run failed (non-zero
+# then each round's ratios under its line transfer and log floor; also printed). Exit 0; 1 when a run failed (non-zero
 # exit or a failed check: listed in SCALE_OUT/failures.txt, the rounds go on); 2 on bad
 # variables; 3 when the harness cannot be run.
 set -u
@@ -153,11 +153,14 @@ for line in open(sys.argv[6]):
     n, i = line.split()
     conf_of[int(n)] = int(i)
 by = {}
+per_round = {}  # (runtime, configuration, threads, round) -> ops/s
 with open(path, newline="") as f:
     for n, r in enumerate(csv.DictReader(f), start=2):
         if r.get("check") == "pass" and n in conf_of:
             k = (r["runtime"], conf_of[n], int(r["threads"]))
             by.setdefault(k, []).append(float(r["ops_per_s"]))
+            # round r runs with --seed r (above): the round of each row
+            per_round[k + (int(r["seed"]),)] = float(r["ops_per_s"])
 
 
 def fmt(x):
@@ -171,10 +174,12 @@ print("Medians of the rounds (ops/s; interp: bytecodes/s). %d cores seen by hwlo
     "; **%d threads is more than the cores: these timings mean nothing**" % T))
 print()
 xfer = []
+xfer_of = {}  # round -> ns
 with open(sys.argv[7], newline="") as f:
     for r in csv.DictReader(f):
         if r["line_transfer_ns"]:
             xfer.append(float(r["line_transfer_ns"]))
+            xfer_of[int(r["round"])] = float(r["line_transfer_ns"])
 if xfer:
     print("Cross-core line transfer, one way (`stmbench --line-transfer`, before each "
           "round): median %.0f ns; rounds: %s ns." % (
@@ -183,10 +188,12 @@ else:
     print("Cross-core line transfer: not measured (see transfer.csv).")
 print()
 fl = []
+floor_of = {}  # round -> ratio
 with open(sys.argv[8], newline="") as f:
     for r in csv.DictReader(f):
         if r["ratio"]:
             fl.append((float(r["ratio"]), float(r["ns_per_op_1"])))
+            floor_of[int(r["round"])] = float(r["ratio"])
 if fl:
     print("Floor of one shared log (`stmbench --log-floor --threads %d`: every op appends a "
           "record that every thread reads, %.0f ns per op at 1 thread): ×%.2f at %d threads "
@@ -217,6 +224,31 @@ for ci, conf in enumerate(confs):
             if len(runtimes) > 1:
                 cells.append("%.2f" % (statistics.median(base) / mT) if base else "-")
         print("| " + " | ".join(cells) + " |")
+
+# Round by round: a round's 1-thread and T-thread runs of a configuration ran one after
+# the other, so their ratio belongs to one stretch of the sitting, and the round's line
+# transfer and log floor (measured just before it) say what that stretch allowed.
+rounds = sorted({k[3] for k in per_round} | set(xfer_of) | set(floor_of))
+print()
+print("## Round by round")
+print()
+print("%dT/1T of each round (its two runs ran one after the other), under the round's "
+      "line transfer and log floor (measured before it): on a VM whose transfer time "
+      "changes between stretches of a sitting, the ratios follow it." % T)
+print()
+print("| | " + " | ".join("round %d" % x for x in rounds) + " |")
+print("|---|" + "---|" * len(rounds))
+print("| line transfer | " + " | ".join(
+    "%.0f ns" % xfer_of[x] if x in xfer_of else "-" for x in rounds) + " |")
+print("| log floor %dT/1T | " % T + " | ".join(
+    "×%.2f" % floor_of[x] if x in floor_of else "-" for x in rounds) + " |")
+for ci, conf in enumerate(confs):
+    for rt in runtimes:
+        cells = []
+        for x in rounds:
+            one, many = per_round.get((rt, ci, 1, x)), per_round.get((rt, ci, T, x))
+            cells.append("×%.2f" % (many / one) if one and many else "-")
+        print("| %s, %s | " % (conf, rt) + " | ".join(cells) + " |")
 PY
 cat "$OUT/scaling.md"
 if [ "$nfail" -gt 0 ]; then

@@ -87,7 +87,9 @@ for n, r in enumerate(rows):
     assert r["runtime"] == ["stm", "mutex"][(n // 2) % 2]
     assert int(r["threads"]) == [1, 2][n % 2]
     want.setdefault((conf, r["runtime"], int(r["threads"])), []).append(float(r["ops_per_s"]))
-lines = [l for l in open(d + "/scaling.md") if l.startswith("| ") and not l.startswith("| configuration")]
+md = open(d + "/scaling.md").read()
+main_part, _, by_round = md.partition("## Round by round")
+lines = [l for l in main_part.splitlines() if l.startswith("| ") and not l.startswith("| configuration")]
 assert len(lines) == 4, lines
 for l in lines:
     c = [x.strip() for x in l.strip().strip("|").split("|")]
@@ -121,6 +123,26 @@ for r in fl:
     assert o1 > 0 and oT > 0 and abs(oT / o1 - q) < 0.006, r
 head = [l for l in open(d + "/scaling.md") if l.startswith("Floor of one shared log")]
 assert len(head) == 1 and "×%.2f at 2 threads" % statistics.median(ratios) in head[0], (head, ratios)
+# round by round: each round's own 2T/1T (its two adjacent runs, seed = round) under the
+# round's transfer and floor, one column per round
+rt_rows = {l.split("|")[1].strip(): [c.strip() for c in l.strip().strip("|").split("|")[1:]]
+           for l in by_round.splitlines() if l.startswith("| ") and not l.startswith("| |")}
+assert len(rt_rows) == 2 + 4, rt_rows.keys()
+assert rt_rows["log floor 2T/1T"] == ["×%.2f" % q for q in ratios], rt_rows
+if os.environ.get("ONE_PU") == "1":
+    assert rt_rows["line transfer"] == ["-"] * 3, rt_rows
+else:
+    assert rt_rows["line transfer"] == ["%.0f ns" % x for x in ns], rt_rows
+for conf in confs:
+    for rt in ["stm", "mutex"]:
+        got = rt_rows["%s, %s" % (conf, rt)]
+        want_r = []
+        for rnd in (1, 2, 3):
+            ops = {int(r["threads"]): float(r["ops_per_s"]) for r in rows
+                   if r["workload"] == conf.split()[0] and r["runtime"] == rt
+                   and int(r["seed"]) == rnd}
+            want_r.append("×%.2f" % (ops[2] / ops[1]))
+        assert got == want_r, (conf, rt, got, want_r)
 PY
 }
 check "the table is the medians and ratios of runs.csv" table
