@@ -6,7 +6,8 @@ results (results/baseline), made on the machine the README names.
 Checked, each as one case:
   machine   the section names the machine and revision of overhead.md's header
             ("Machine: AMD EPYC, 2 cores. Revision: 66265ab5a3b1.") as "... on the
-            2-core AMD EPYC VM" and "at revision 66265ab" (the first 7 characters);
+            2-core AMD EPYC VM" and "at revision 66265ab" (the first 7 characters;
+            a revision marked -dirty, "at revision 66265ab with uncommitted changes");
   n%        the README's n% table equals overhead.md's, cell by cell;
   2T/1T     every "<runtime> ×R" of the "2 threads over 1 thread" paragraph equals the
             "× own" of that runtime at 2 threads in overhead.md's table of the workload
@@ -80,11 +81,13 @@ def main(argv):
     sec = readme[i: j if j > 0 else len(readme)]
 
     cases = []
-    m = re.search(r"Machine: ([^,]+), (\d+) cores\. Revision: ([0-9a-f]+)\.", overhead)
+    m = re.search(r"Machine: ([^,]+), (\d+) cores\. Revision: ([0-9a-f]+)(-dirty)?\.", overhead)
     if not m:
         die("%s/overhead.md names no machine and revision" % base)
     cpu, cores, rev = m.group(1), m.group(2), m.group(3)[:7]
     want = ["%s-core %s" % (cores, cpu), "revision %s" % rev]
+    if m.group(4):  # the bench ran with uncommitted changes: the README must say so
+        want[1] = "revision %s with uncommitted changes" % rev
     flat = " ".join(sec.split())
     missing = [w for w in want if w not in flat]
     cases.append(("machine and revision (%s)" % ", ".join(want),
