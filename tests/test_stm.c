@@ -950,12 +950,12 @@ static void *pub_a(void *arg)
     pub_rev0 = stm_debug_rev();
     pub_grev0 = atomic_load(&G.rev);
     pub_parks = 1;
-    stm_test_before_publish = pub_park;
+    stm_test_linked_in_window = pub_park;
     SYNC_ATOMIC("test.pub.a") {
         SYNC_WRITE(X);
         X->v = 11;
     }
-    stm_test_before_publish = NULL;
+    stm_test_linked_in_window = NULL;
     pub_rev_end = stm_debug_rev();
     pub_grev_end = atomic_load(&G.rev);
     sem_post(&s_b);             /* B may leave */

@@ -48,7 +48,7 @@ void (*stm_test_after_link)(void); /* tests only: stm_internal.h */
 void (*stm_test_before_link)(void);
 void (*stm_test_before_release)(void);
 void (*stm_test_before_ask)(void);
-void (*stm_test_before_publish)(void);
+void (*stm_test_linked_in_window)(void);
 #endif
 
 /* ------------------------------------------------------------------ helpers */
@@ -845,8 +845,8 @@ void _stm_commit(void)
         STM_ASSERT(e->rev == rev, "I4: a linked entry's rev is the previous + 1");
         s->last = e;
 #ifdef STM_TEST_HOOKS
-        if (stm_test_before_publish)
-            stm_test_before_publish();
+        if (stm_test_linked_in_window)
+            stm_test_linked_in_window();
 #endif
         chaos_point(s);
         /* No publication here (the lazy publication, publish_under_lock). release: pairs

@@ -540,7 +540,7 @@ extern void (*stm_test_before_release)(void);
 extern void (*stm_test_before_ask)(void);
 /* Called, when set, by a committer in its window (or under the lock) just after the link
  * of its entry, before its segment's rev names it (commit.c). */
-extern void (*stm_test_before_publish)(void);
+extern void (*stm_test_linked_in_window)(void);
 int stm_debug_page_accessible(int tid, const void __seg_gs *obj);
 int stm_debug_eager_pages(void);  /* 1 under valgrind or STM_PAGES=eager */
 uintptr_t stm_debug_heap_cursor(void);
