@@ -1169,6 +1169,222 @@ static void test_fill_waits_for_commit_window(void **state)
     rt_down();
 }
 
+/* A fill copies segment 0 outside the commit lock, and undoes the newer entries under
+ * it. B begins, A commits FAR = 77; B's first read of FAR faults. B parks after its
+ * wait for older copies, before its copy: A commits FAR = 99 (so B's copy catches 99,
+ * two entries newer than B's snapshot). B parks again after its copy, before the lock:
+ * A commits FAR = 111 and leaves the runtime (an exit takes the lock); that must finish
+ * while B is parked, which it could not if the copy held the lock. B then undoes the
+ * three entries, newest first, and reads its snapshot's 5; validation aborts it, and
+ * the retry reads 111. */
+static int fout_attempts;
+static long fout_seen[4];
+static int fout_a_during;
+static _Thread_local int fout_arm;  /* the hooks are global: only B's FAR fill parks */
+static void fout_park_waited(void)
+{
+    if (!fout_arm)
+        return;
+    sem_post(&s_a);             /* A: commit FAR = 99 */
+    sem_wait(&s_b);
+}
+static void fout_park_copied(void)
+{
+    if (!fout_arm)
+        return;
+    fout_arm = 0;
+    sem_post(&s_a);             /* A: commit FAR = 111 and leave */
+    sem_wait(&s_b);             /* main: A is done (or 10 s passed) */
+}
+static void *fout_a(void *arg)
+{
+    (void)arg;
+    enter(0);
+    sem_wait(&s_a);             /* B has begun */
+    SYNC_ATOMIC("test.fout.a1") {
+        SYNC_WRITE(FAR);
+        FAR->v = 77;
+    }
+    sem_post(&s_b);             /* B: read FAR (a fill, which parks before its copy) */
+    sem_wait(&s_a);
+    SYNC_ATOMIC("test.fout.a2") {
+        SYNC_WRITE(FAR);
+        FAR->v = 99;
+    }
+    sem_post(&s_b);             /* B: copy, then park before the lock */
+    sem_wait(&s_a);
+    SYNC_ATOMIC("test.fout.a3") {
+        SYNC_WRITE(FAR);
+        FAR->v = 111;
+    }
+    sync_runtime_stm.thread_exit(&st_a);
+    sem_post(&s_main);          /* main: A committed and left while B was parked */
+    return NULL;
+}
+static void *fout_b(void *arg)
+{
+    (void)arg;
+    enter(1);
+    SYNC_ATOMIC("test.fout.b") {
+        int k = fout_attempts++;
+        SYNC_READ(X);
+        long x = X->v;
+        if (k == 0) {
+            sem_post(&s_a);     /* A: commit FAR = 77 */
+            sem_wait(&s_b);
+            fout_arm = 1;
+        }
+        SYNC_READ(FAR);
+        fout_seen[k] = FAR->v;  /* the first attempt faults FAR's granule in */
+        SYNC_WRITE(Y);
+        Y->v = FAR->v + x;
+    }
+    sync_runtime_stm.thread_exit(&st_b);
+    return NULL;
+}
+/* Waits up to 10 s for a post on s_main; returns whether it came. */
+static int main_waits(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    t.tv_sec += 10;
+    int r;
+    while ((r = sem_timedwait(&s_main, &t)) != 0 && errno == EINTR)
+        ;
+    return r == 0;
+}
+static void *fout_main(void *arg)
+{
+    (void)arg;
+    int done = main_waits();
+    fout_a_during = done;       /* 1: A finished while B's fill was parked */
+    sem_post(&s_b);             /* B: take the lock and undo */
+    if (!done)
+        sem_wait(&s_main);      /* A finishes once B let go */
+    return NULL;
+}
+static void test_fill_copies_outside_the_lock(void **state)
+{
+    (void)state;
+    rt_up(2);
+    LAZY_ONLY();
+    alloc_far();
+    fout_attempts = 0;
+    fout_a_during = -1;
+    stm_test_fill_waited = fout_park_waited;
+    stm_test_fill_copied = fout_park_copied;
+    pthread_t tm;
+    pthread_create(&tm, NULL, fout_main, NULL);
+    run2(fout_a, fout_b);
+    pthread_join(tm, NULL);
+    stm_test_fill_waited = NULL;
+    stm_test_fill_copied = NULL;
+    assert_int_equal(fout_a_during, 1);
+    assert_int_equal(fout_attempts, 2);
+    assert_int_equal(fout_seen[0], 5);    /* B's snapshot: A's three entries undone */
+    assert_int_equal(fout_seen[1], 111);  /* the retry imported them */
+    assert_int_equal(st_b.aborts[SYNC_ABORT_READ_WRITE], 1);
+    assert_int_equal(committed_v(FAR), 111);
+    assert_int_equal(committed_v(Y), 111);
+    assert_true(st_b.pages_faulted >= 32); /* X's granule and FAR's */
+    rt_down();
+}
+
+/* The fill's undo runs under the lock, whose holder waits out the commit windows: an
+ * entry linked in a window open at that moment is then linked and undone too. B's fill
+ * parks after its copy; A opens its window to commit FAR = 77 and parks before its link;
+ * B must then wait for A's window (it is not done 50 ms later); A links, and B undoes
+ * A's entry: it reads its snapshot's 5, its commit aborts, the retry reads 77. */
+static atomic_int uwin_b_read;
+static int uwin_b_during, uwin_attempts;
+static long uwin_seen[4];
+static _Thread_local int uwin_arm;
+static void uwin_park_copied(void)
+{
+    if (!uwin_arm)
+        return;
+    uwin_arm = 0;
+    sem_post(&s_a);             /* A: commit FAR, parking in the window */
+    sem_wait(&s_b);             /* main: A is parked */
+}
+static _Thread_local int uwin_link_arm;
+static void uwin_park_link(void)
+{
+    if (!uwin_link_arm)
+        return;
+    uwin_link_arm = 0;
+    sem_post(&s_main);          /* main: A is in its window, before its link */
+    sem_wait(&s_a);
+}
+static void *uwin_a(void *arg)
+{
+    (void)arg;
+    enter(0);
+    sem_wait(&s_a);             /* B parked after its copy */
+    uwin_link_arm = 1;
+    stm_test_before_link = uwin_park_link;
+    SYNC_ATOMIC("test.uwin.a") {
+        SYNC_WRITE(FAR);
+        FAR->v = 77;
+    }
+    stm_test_before_link = NULL;
+    sync_runtime_stm.thread_exit(&st_a);
+    return NULL;
+}
+static void *uwin_b(void *arg)
+{
+    (void)arg;
+    enter(1);
+    SYNC_ATOMIC("test.uwin.b") {
+        int k = uwin_attempts++;
+        SYNC_READ(X);
+        long x = X->v;
+        if (k == 0)
+            uwin_arm = 1;
+        SYNC_READ(FAR);
+        uwin_seen[k] = FAR->v;  /* the first attempt faults FAR's granule in */
+        atomic_store(&uwin_b_read, 1);
+        SYNC_WRITE(Y);
+        Y->v = FAR->v + x;
+    }
+    sync_runtime_stm.thread_exit(&st_b);
+    return NULL;
+}
+static void *uwin_main(void *arg)
+{
+    (void)arg;
+    sem_wait(&s_main);          /* A parks in its window */
+    sem_post(&s_b);             /* B: take the lock and undo */
+    usleep(50 * 1000);
+    uwin_b_during = atomic_load(&uwin_b_read); /* 0: B's lock waits for A's window */
+    sem_post(&s_a);             /* A: link */
+    return NULL;
+}
+static void test_fill_undo_waits_for_commit_window(void **state)
+{
+    (void)state;
+    rt_up(2);
+    LAZY_ONLY();
+    alloc_far();
+    atomic_store(&uwin_b_read, 0);
+    uwin_b_during = -1;
+    uwin_attempts = 0;
+    stm_test_fill_copied = uwin_park_copied;
+    pthread_t tm;
+    pthread_create(&tm, NULL, uwin_main, NULL);
+    run2(uwin_a, uwin_b);
+    pthread_join(tm, NULL);
+    stm_test_fill_copied = NULL;
+    assert_int_equal(uwin_b_during, 0);
+    assert_int_equal(uwin_attempts, 2);
+    assert_int_equal(uwin_seen[0], 5);    /* B's snapshot, A's entry undone */
+    assert_int_equal(uwin_seen[1], 77);   /* the retry imported A's commit */
+    assert_int_equal(st_b.aborts[SYNC_ABORT_READ_WRITE], 1);
+    assert_int_equal(committed_v(FAR), 77);
+    assert_int_equal(committed_v(Y), 77);
+    rt_down();
+}
+
 /* An inevitable transaction that asks a committer for an object after the committer
  * linked its entry (it can no longer abort) is answered by the committer's release of
  * the object; the request must not outlive that commit, or the committer's next
@@ -1604,6 +1820,8 @@ int main(void)
         cmocka_unit_test(test_publication_lazy),
         cmocka_unit_test(test_publication_when_behind),
         cmocka_unit_test(test_fill_waits_for_commit_window),
+        cmocka_unit_test(test_fill_copies_outside_the_lock),
+        cmocka_unit_test(test_fill_undo_waits_for_commit_window),
         cmocka_unit_test(test_abort_request_ends_with_the_commit),
         cmocka_unit_test(test_abort_request_after_the_commit),
         cmocka_unit_test(test_counters_exact),

@@ -60,8 +60,9 @@ void (*stm_test_linked_in_window)(void);
  * free; several windows run at once and link by compare-and-swap. The lock, a
  * test-and-test-and-set spinlock that yields after a few rounds (threads may outnumber
  * cores), excludes the windows: its holder waits until no flag is up. It is taken by
- * what must see the log and segment 0 stand still, and is rare: granule fills, enters
- * and exits, becoming inevitable, and the commits that wrote objects they do not own.
+ * what must see the log and segment 0 stand still, and is rare: granule fills (for
+ * their undo), enters and exits, becoming inevitable, and the commits that wrote
+ * objects they do not own.
  * The flag's store and the lock's load in window_enter, and the lock's CAS and the
  * flags' loads in stm_commit_lock, are seq_cst: of a window and a lock taken at the same
  * time, at least one sees the other (a store-load order that acquire/release does not
@@ -236,8 +237,8 @@ void stm_commit_leave(struct stm_seg *s)
  * Waits, holding commit_lock, until no committer is still copying its owned objects into
  * segment 0 after its link (publishing). New copies start only in a window or under the
  * lock, and the lock's holder has waited out the windows, so once this returns, segment
- * 0 is exactly the state at G.rev until the lock is released: what a granule fill and
- * an eager enter copy from.
+ * 0 is exactly the state at G.rev until the lock is released: what an eager enter copies
+ * from (and what a granule fill that found the lock held waits for: pages.c).
  */
 void stm_wait_publishers(void)
 {
@@ -784,7 +785,7 @@ void _stm_commit(void)
     /* Objects that we own (I3: the written ones we took, the new and recycled ones we
      * claimed) are copied into segment 0 after the link: no other committer writes them
      * before we let go, importers read the entry, and fills and eager enters wait for
-     * our `publishing` flag (wait_publishers). What we do not own is copied here, before
+     * our `publishing` flag (wait_imported_copies in pages.c, wait_publishers). What we do not own is copied here, before
      * the link and under the lock: the objects of a transaction begun alone (it took no
      * ownership), and new and recycled objects of a commit that found another thread
      * entered only under the lock. A thread alone (in its window or under the lock;
@@ -876,7 +877,8 @@ void _stm_commit(void)
                "I2: publishing is 0 before the link's flag");
     int late = late_ws || late_new;
     if (late)
-        /* relaxed: a lock's holder reads it after our window's (or lock's) release */
+        /* relaxed: a lock's holder, or a filler (pages.c, wait_imported_copies), reads
+         * it after acquiring our window's (or lock's) release that follows */
         atomic_store_explicit(&s->publishing, 1, memory_order_relaxed);
     stm_commit_leave(s);
     if (late) {

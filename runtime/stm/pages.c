@@ -3,22 +3,24 @@
  * date on first access (the fill), and the SIGSEGV handler that serves workload faults.
  * The invariants I1..I7 and the other files are listed in stm_internal.h.
  *
- * Maintains I1 (a fill shows exactly the segment's revision: segment 0 at G.rev, then
- * every newer entry undone) and I2 (only the owning thread changes its granule states;
- * a fill runs under the commit lock, after waiting out the publishers, so segment 0
- * and the log tail stand still). Relies on I4 (entries after s->last stay allocated).
+ * Maintains I1 (a fill shows exactly the segment's revision: segment 0 copied once the
+ * copies of every entry up to it have ended, then every newer entry undone) and I2
+ * (only the owning thread changes its granule states; a fill copies outside the commit
+ * lock and undoes under it, where the log tail stands still). Relies on I4 (entries
+ * after s->last stay allocated).
  *
  * Memory order: the log's `next` links are read with acquire (pairing with the
- * committer's release link); segment 0's bytes are ordered by the commit lock's
- * acquire CAS, its acquire loads of the windows' flags (a window's copies end before
- * its release store that lowers the flag) and wait_publishers' acquire loads of the
- * late copies' flags (commit.c).
+ * committer's release link); segment 0's bytes are ordered by wait_imported_copies'
+ * acquire loads of G.lock and of each segment's `committing` and `publishing` (the
+ * argument is at that function), or, when the lock is taken instead, by its acquire
+ * CAS, its loads of the windows' flags and wait_publishers' loads (commit.c).
  */
 
 #include "runtime/stm/sync_stm.h"
 #include "runtime/sync.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -36,9 +38,10 @@
  *           stale and no import copies into it;
  *   G_OWN   read-write, s's own copy, up to date at s's revision plus s's own writes.
  * A first access (by the workload: a fault; by the runtime: ensure_accessible) brings
- * the granule up to date: under commit_lock, segment 0's bytes (revision G.rev) are
- * copied in, then every entry newer than s->rev that wrote inside it is undone with
- * the old bytes the entry carries, newest first, so the granule shows exactly s's
+ * the granule up to date: once the copies into segment 0 of the entries s imported
+ * have ended, segment 0's bytes are copied in without the lock, then, under
+ * commit_lock, every entry newer than s->rev that wrote inside it is undone with the
+ * old bytes the entry carries, newest first, so the granule shows exactly s's
  * snapshot (I1). Only the owning thread changes its granules' states; a committer
  * touches segment 0 and nothing of any other segment (I2).
  */
@@ -75,8 +78,9 @@ static void undo_from(struct stm_seg *s, const struct log_entry *e)
 
 /* Undo, in s's granules marked G_FILL (already readable and writable, just copied from
  * segment 0), every logged write of an entry newer than s->rev, newest first. Caller
- * holds commit_lock, so the log's tail and segment 0 stand still; the entries after
- * s->last stay allocated (I4). One pass over the log for all the granules filled. */
+ * holds commit_lock, so the log's tail stands still and every entry whose bytes the
+ * copy may have caught is linked; the entries after s->last stay allocated (I4). One
+ * pass over the log for all the granules filled. */
 static void undo_newer(struct stm_seg *s)
 {
     STM_ASSERT(s->holds_lock, "I2: a fill undoes under the commit lock");
@@ -92,6 +96,111 @@ static void protect_rw(struct stm_seg *s, size_t g0, size_t g1)
                          "mappings? raise vm.max_map_count)", strerror(errno));
     s->nprotect++;
 }
+
+#ifdef STM_TEST_HOOKS
+void (*stm_test_fill_waited)(void); /* tests only: stm_internal.h */
+void (*stm_test_fill_copied)(void);
+#endif
+
+/* Spins until *flag reads 0 (acquire: pairs with the release store that lowered it), for
+ * at most FLAG_SPINS rounds (pauses, then yields); returns 0 if it gave up. `*timed`: a
+ * wait is being timed. */
+#define FLAG_SPINS 256
+static int wait_zero(_Atomic int *flag, int *timed)
+{
+    for (int spins = 0; atomic_load_explicit(flag, memory_order_acquire); spins++) {
+        if (!(*timed)++)
+            TA_TIMED_BEGIN(TA_WAIT_LOCK);
+        if (spins >= FLAG_SPINS)
+            return 0;
+        if (spins > 64)
+            sched_yield();
+        else
+            __builtin_ia32_pause();
+    }
+    return 1;
+}
+
+/*
+ * Before a fill copies segment 0 without the lock: waits until every copy into segment
+ * 0 of an entry at or before s->rev has ended and is visible. Then every byte that no
+ * entry after s->rev wrote holds its value at s->rev in segment 0 and keeps it during
+ * the copy (only commits of later entries write segment 0 now: a thread alone, which
+ * copies without an entry, cannot run while s is entered), and the undo under the lock
+ * puts back the bytes that later entries wrote.
+ *
+ * Why reading a few flags as 0 is enough. Such an entry is linked, and s read its link
+ * (its import, acquire, from the committer's seq_cst CAS; or, for entries before s
+ * entered, its enter's lock, which waited out that commit's window or lock), so
+ * whatever the committer stored before the link happens before these loads: by
+ * coherence each load returns that store or a later one. A committer copies into
+ * segment 0 either before its link, under the lock (those copies happen before the
+ * link: visible already), or after it, with `publishing` set before it leaves its
+ * window (`committing` raised before the link, lowered by a release store after
+ * `publishing` was set) or unlocks (G.lock taken before the link). So: G.lock read as
+ * 0 is that unlock, or a later one by a holder that acquired it; `committing` read as 0
+ * is that window's release or a later one of the same thread; after both, `publishing`
+ * reads that 1 or later, and a 0 is the release store that ended the copies (or a
+ * later one). G.lock is read first, then each segment's `committing`, then its
+ * `publishing`. The flags cannot tell an older commit from a newer one, so the fill
+ * waits for whatever commit it finds in a window or copying; each is short.
+ *
+ * Bounded: a lock held through 64 spins, or a flag up through FLAG_SPINS (a segment
+ * that keeps committing big copies, a thread descheduled in its window), makes the
+ * fill take the lock instead: its holder waits out the windows and the publishers
+ * (stm_wait_publishers), which proves the same, and no new window or copy starts
+ * meanwhile. No wait here can be for us: a window waits for nothing inside (it leaves
+ * to wait for an inevitable transaction), late copies never wait, and the filler holds
+ * no lock and no window.
+ */
+static void wait_imported_copies(struct stm_seg *s)
+{
+    int spins = 0, timed = 0, ok = 1;
+    /* acquire: see above (pairs with the unlock's release) */
+    while (ok && atomic_load_explicit(&G.lock, memory_order_acquire))
+        if (++spins > 64)
+            ok = 0;
+        else
+            __builtin_ia32_pause();
+    for (int i = 1; ok && i <= G.nseg; i++)
+        if (i != s->idx)
+            ok = wait_zero(&G.segs[i].committing, &timed) &&
+                 wait_zero(&G.segs[i].publishing, &timed);
+    if (timed)
+        TA_TIMED_END();
+    if (!ok) {
+        stm_commit_lock();
+        stm_wait_publishers();
+        stm_commit_unlock();
+    }
+}
+
+/* Copies segment 0's bytes while committers of entries newer than the filler's
+ * snapshot may write them (wait_imported_copies): the bytes it may catch half-written
+ * are exactly those the undo under the lock overwrites, or those of objects new or
+ * recycled since the snapshot, which the snapshot cannot reach (I7). A race by the
+ * letter of the C memory model, as a seqlock's reader is, so a build with
+ * ThreadSanitizer copies without instrumentation. */
+#if defined(__SANITIZE_THREAD__)
+#define STM_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define STM_TSAN 1
+#endif
+#endif
+#ifdef STM_TSAN
+/* uninstrumented, and no memcpy (which ThreadSanitizer intercepts) */
+__attribute__((no_sanitize("thread"))) static void racy_copy(char *dst, const char *src, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        ((volatile char *)dst)[i] = ((const volatile char *)src)[i];
+}
+#else
+static void racy_copy(char *dst, const char *src, size_t n)
+{
+    memcpy(dst, src, n);
+}
+#endif
 
 /* Brings granules [g0, g1) of s up to date (see above). `fresh`: they belong to a chunk
  * nobody has committed into, so there is nothing to copy. Only s's thread calls this.
@@ -132,16 +241,37 @@ void stm_materialize(struct stm_seg *s, size_t g0, size_t g1, int fresh)
     TA_TIMED_END();
     if (!fresh) {
         s->nfills++;
-        stm_commit_lock();
+        /* The copy runs outside the lock (see the comment above wait_imported_copies):
+         * first every copy into segment 0 of an entry we imported is waited for, then
+         * segment 0 is copied while others may commit, then, under the lock, every entry
+         * after our snapshot is undone, which also undoes whatever of theirs the copy
+         * caught. */
+        wait_imported_copies(s);
+#ifdef STM_TEST_HOOKS
+        if (stm_test_fill_waited)
+            stm_test_fill_waited();
+#endif
         TA_TIMED_BEGIN(TA_UNSHARE);
-        stm_wait_publishers();
-        STM_ASSERT(stm_publishers_idle(), "I2: a fill copies segment 0 at G.rev, no copies under way");
         for (size_t g = first; g < last; g++)
             if (s->gstate[g] == G_NONE) {
-                memcpy(seg_addr(s->idx, granule_off(g)), seg_addr(0, granule_off(g)), GRANULE);
+                racy_copy(seg_addr(s->idx, granule_off(g)), seg_addr(0, granule_off(g)), GRANULE);
                 s->gstate[g] = G_FILL;
                 s->stats.pages_faulted += GRANULE_PAGES;
             }
+        TA_TIMED_END();
+#ifdef STM_TEST_HOOKS
+        if (stm_test_fill_copied)
+            stm_test_fill_copied();
+#endif
+        chaos_point(s);
+        stm_commit_lock();
+        TA_TIMED_BEGIN(TA_UNSHARE);
+        /* Under the lock every entry whose bytes the copy may have caught is linked
+         * and visible: a late copy comes after its entry's link, which the lock's wait
+         * for the windows (or the previous holder's release) makes visible; a commit
+         * that copies before its link does so under the lock, and links before its
+         * release. Late copies still running write segment 0 only, which the undo does
+         * not read, so there is no wait for them here. */
         undo_newer(s);
         TA_TIMED_END();
         stm_commit_unlock();

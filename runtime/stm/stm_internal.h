@@ -23,7 +23,7 @@
  * segment's heap is either
  *   G_NONE  inaccessible (PROT_NONE): not used since the thread entered; stale bytes, or
  *   G_OWN   read-write, the segment's copy, up to date at its revision.
- * (G_FILL is G_NONE becoming G_OWN, under the commit lock.) A commit validates and
+ * (G_FILL is G_NONE becoming G_OWN: copied outside the commit lock, made exact under it.) A commit validates and
  * links in a window that other commits share (its segment's `committing` flag); the
  * commit lock excludes the windows (its holder waits until no flag is up) and is taken
  * only by fills, enters, exits, becoming inevitable and commits of unowned objects. Under valgrind or with
@@ -37,14 +37,16 @@
  *  I2 (granules) Only the owning thread changes its segment, its granule states and its
  *     counters. A G_OWN granule of s holds segment 0's bytes as of s->rev plus s's own
  *     uncommitted writes: imports copy an entry's runs into G_OWN granules and skip
- *     G_NONE ones. Filling a granule (under commit_lock, which waits out the commit
- *     windows, so segment 0 and the log tail stand still) copies segment 0 (revision
- *     G.rev) and undoes, newest first, every entry after s->rev with the old bytes the
- *     entry carries. Committers touch segment 0 and nothing of any other segment. A
- *     committer copies the objects it owns (written or claimed) into segment 0 after
- *     leaving its window (or the lock), with its `publishing` flag set from before it
- *     leaves until the copies are done; a fill (and an eager enter) waits, under the
- *     lock, until no flag is set, so it copies segment 0 exactly at G.rev.
+ *     G_NONE ones. Filling a granule waits (without the lock) until every copy into
+ *     segment 0 of an entry <= s->rev has ended, copies segment 0 (without the lock,
+ *     while later entries may be copied in) and then, under commit_lock (which waits
+ *     out the commit windows, so the log tail stands still), undoes, newest first,
+ *     every entry after s->rev with the old bytes the entry carries. Committers touch
+ *     segment 0 and nothing of any other segment. A committer copies the objects it
+ *     owns (written or claimed) into segment 0 after leaving its window (or the lock),
+ *     with its `publishing` flag set from before it leaves until the copies are done;
+ *     an eager enter waits, under the lock, until no flag is set, so it copies
+ *     segment 0 exactly at G.rev.
  *  I3 (ownership) At most one transaction owns an object for writing: wlocks[o>>4]
  *     holds owner (segment index, 0 = none) | rev << 16, where rev is the revision of
  *     the last commit that wrote the object. A writer acquires ownership with a CAS
@@ -94,7 +96,7 @@
 /* Lazy pages: a segment's heap is brought in by granules (pages.c). */
 #define GRANULE CHUNK
 #define GRANULE_PAGES (GRANULE / PAGE)
-enum { G_NONE = 0, G_OWN = 1, G_FILL = 2 /* being filled, under commit_lock */ };
+enum { G_NONE = 0, G_OWN = 1, G_FILL = 2 /* being filled (pages.c) */ };
 
 /*
  * STM_ASSERT(cond, what): a check of the protocol's invariants (I1..I7 above) where
@@ -462,7 +464,7 @@ static inline size_t copy_into_granules(struct stm_seg *s, uintptr_t off, size_t
 {
     size_t copied = 0;
     STM_ASSERT(s == stm_me, "I2: only the owning thread writes its segment");
-    STM_ASSERT(state != G_FILL || s->holds_lock, "I2: a fill copies under the commit lock");
+    STM_ASSERT(state != G_FILL || s->holds_lock, "I2: a fill undoes under the commit lock");
     for (uintptr_t a = off, end = off + len; a < end;) {
         size_t g = granule_of(a);
         uintptr_t b = granule_off(g + 1) < end ? granule_off(g + 1) : end;
@@ -494,16 +496,6 @@ static inline void ensure_accessible(uintptr_t off, size_t len, int fresh)
 static inline int stm_in_commit(const struct stm_seg *s)
 {
     return s->holds_lock || s->in_window;
-}
-
-/* Is no committer copying owned objects into segment 0 (for asserts; reads only)? */
-static inline int stm_publishers_idle(void)
-{
-    for (int i = 1; i <= G.nseg; i++)
-        /* relaxed: asked under the commit lock, where no new copy starts */
-        if (atomic_load_explicit(&G.segs[i].publishing, memory_order_relaxed))
-            return 0;
-    return 1;
 }
 
 /* The running attempt's logs emptied (commit, abort, enter). */
@@ -541,6 +533,12 @@ extern void (*stm_test_before_ask)(void);
 /* Called, when set, by a committer in its window (or under the lock) just after the link
  * of its entry, before its segment's rev names it (commit.c). */
 extern void (*stm_test_linked_in_window)(void);
+/* Called, when set, by a granule fill after its wait for the copies of the entries it
+ * imported, before its copy of segment 0 (both outside the lock) (pages.c). */
+extern void (*stm_test_fill_waited)(void);
+/* Called, when set, by a granule fill between its copy of segment 0 (outside the lock)
+ * and the undo of the newer entries (under it) (pages.c). */
+extern void (*stm_test_fill_copied)(void);
 int stm_debug_page_accessible(int tid, const void __seg_gs *obj);
 int stm_debug_eager_pages(void);  /* 1 under valgrind or STM_PAGES=eager */
 uintptr_t stm_debug_heap_cursor(void);
