@@ -1385,6 +1385,94 @@ static void test_fill_undo_waits_for_commit_window(void **state)
     rt_down();
 }
 
+/* A fill waits only for the copies of commits at or before its snapshot: a segment
+ * whose rev is past the snapshot has none left. B begins; A commits FAR = 77 and parks
+ * between its link and its copies (its rev is past B's snapshot); B's first read of FAR
+ * faults: the fill must finish while A is parked (it would wait for A's `publishing`
+ * flag, and then for the lock's wait for it, if it did not look at A's rev), undo A's
+ * entry and read 5; B's commit aborts, and the retry reads 77. */
+static atomic_int newer_b_read;
+static int newer_b_during, newer_attempts;
+static long newer_seen[4];
+static _Thread_local int newer_arm;
+static void newer_park(void)
+{
+    if (!newer_arm)
+        return;
+    newer_arm = 0;
+    sem_post(&s_main);          /* main: A linked, its copies not done */
+    sem_wait(&s_a);
+}
+static void *newer_a(void *arg)
+{
+    (void)arg;
+    enter(0);
+    sem_wait(&s_a);             /* B has begun */
+    newer_arm = 1;
+    stm_test_after_link = newer_park;
+    SYNC_ATOMIC("test.newer.a") {
+        SYNC_WRITE(FAR);
+        FAR->v = 77;
+    }
+    stm_test_after_link = NULL;
+    sync_runtime_stm.thread_exit(&st_a);
+    return NULL;
+}
+static void *newer_b(void *arg)
+{
+    (void)arg;
+    enter(1);
+    SYNC_ATOMIC("test.newer.b") {
+        int k = newer_attempts++;
+        SYNC_READ(X);
+        long x = X->v;
+        if (k == 0) {
+            sem_post(&s_a);     /* A: commit FAR and park before its copies */
+            sem_wait(&s_b);     /* main: A is parked */
+        }
+        SYNC_READ(FAR);
+        newer_seen[k] = FAR->v;  /* the first attempt faults FAR's granule in */
+        atomic_store(&newer_b_read, 1);
+        SYNC_WRITE(Y);
+        Y->v = FAR->v + x;
+    }
+    sync_runtime_stm.thread_exit(&st_b);
+    return NULL;
+}
+static void *newer_main(void *arg)
+{
+    (void)arg;
+    sem_wait(&s_main);          /* A parks after its link */
+    sem_post(&s_b);             /* B: read FAR (a fill) */
+    for (int i = 0; i < 2000 && !atomic_load(&newer_b_read); i++)
+        usleep(1000);
+    newer_b_during = atomic_load(&newer_b_read); /* 1: B's fill did not wait for A */
+    sem_post(&s_a);             /* A: copy */
+    return NULL;
+}
+static void test_fill_skips_newer_commits(void **state)
+{
+    (void)state;
+    rt_up(2);
+    LAZY_ONLY();
+    alloc_far();
+    atomic_store(&newer_b_read, 0);
+    newer_b_during = -1;
+    newer_attempts = 0;
+    pthread_t tm;
+    pthread_create(&tm, NULL, newer_main, NULL);
+    run2(newer_a, newer_b);
+    pthread_join(tm, NULL);
+    assert_int_equal(newer_b_during, 1);
+    assert_int_equal(newer_attempts, 2);
+    assert_int_equal(newer_seen[0], 5);    /* B's snapshot, A's entry undone */
+    assert_int_equal(newer_seen[1], 77);   /* the retry imported A's commit */
+    assert_int_equal(st_b.aborts[SYNC_ABORT_READ_WRITE], 1);
+    assert_int_equal(committed_v(FAR), 77);
+    assert_int_equal(committed_v(Y), 77);
+    rt_down();
+}
+
 /* An inevitable transaction that asks a committer for an object after the committer
  * linked its entry (it can no longer abort) is answered by the committer's release of
  * the object; the request must not outlive that commit, or the committer's next
@@ -1822,6 +1910,7 @@ int main(void)
         cmocka_unit_test(test_fill_waits_for_commit_window),
         cmocka_unit_test(test_fill_copies_outside_the_lock),
         cmocka_unit_test(test_fill_undo_waits_for_commit_window),
+        cmocka_unit_test(test_fill_skips_newer_commits),
         cmocka_unit_test(test_abort_request_ends_with_the_commit),
         cmocka_unit_test(test_abort_request_after_the_commit),
         cmocka_unit_test(test_counters_exact),

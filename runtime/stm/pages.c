@@ -11,8 +11,8 @@
  *
  * Memory order: the log's `next` links are read with acquire (pairing with the
  * committer's release link); segment 0's bytes are ordered by wait_imported_copies'
- * acquire loads of G.lock and of each segment's `committing` and `publishing` (the
- * argument is at that function), or, when the lock is taken instead, by its acquire
+ * acquire loads of each segment's rev (seg_past), of G.lock and of each segment's
+ * `committing` and `publishing` (the argument is at that function), or, when the lock is taken instead, by its acquire
  * CAS, its loads of the windows' flags and wait_publishers' loads (commit.c).
  */
 
@@ -102,13 +102,25 @@ void (*stm_test_fill_waited)(void); /* tests only: stm_internal.h */
 void (*stm_test_fill_copied)(void);
 #endif
 
-/* Spins until *flag reads 0 (acquire: pairs with the release store that lowered it), for
- * at most FLAG_SPINS rounds (pauses, then yields); returns 0 if it gave up. `*timed`: a
- * wait is being timed. */
-#define FLAG_SPINS 256
-static int wait_zero(_Atomic int *flag, int *timed)
+/* Has segment i moved past revision `mine`? Its rev only grows (imports and links raise
+ * it; an enter sets it to G.rev, which its exit had published), and each of its commits
+ * ends its copies before the rev changes again. So a rev above `mine` (acquire: pairs
+ * with the release store of it, in an import, a link or an enter) says that every
+ * commit of i with an entry at or before `mine` has ended its copies, and makes them
+ * visible. */
+static int seg_past(int i, uint64_t mine)
 {
-    for (int spins = 0; atomic_load_explicit(flag, memory_order_acquire); spins++) {
+    return atomic_load_explicit(&G.segs[i].rev, memory_order_acquire) > mine;
+}
+
+/* Spins until *flag reads 0 (acquire: pairs with the release store that lowered it) or
+ * segment i moves past `mine`, for at most FLAG_SPINS rounds (pauses, then yields);
+ * returns 0 if it gave up. `*timed`: a wait is being timed. */
+#define FLAG_SPINS 256
+static int wait_flag(int i, _Atomic int *flag, uint64_t mine, int *timed)
+{
+    for (int spins = 0; atomic_load_explicit(flag, memory_order_acquire) && !seg_past(i, mine);
+         spins++) {
         if (!(*timed)++)
             TA_TIMED_BEGIN(TA_WAIT_LOCK);
         if (spins >= FLAG_SPINS)
@@ -129,21 +141,23 @@ static int wait_zero(_Atomic int *flag, int *timed)
  * copies without an entry, cannot run while s is entered), and the undo under the lock
  * puts back the bytes that later entries wrote.
  *
- * Why reading a few flags as 0 is enough. Such an entry is linked, and s read its link
- * (its import, acquire, from the committer's seq_cst CAS; or, for entries before s
- * entered, its enter's lock, which waited out that commit's window or lock), so
- * whatever the committer stored before the link happens before these loads: by
- * coherence each load returns that store or a later one. A committer copies into
- * segment 0 either before its link, under the lock (those copies happen before the
- * link: visible already), or after it, with `publishing` set before it leaves its
- * window (`committing` raised before the link, lowered by a release store after
- * `publishing` was set) or unlocks (G.lock taken before the link). So: G.lock read as
- * 0 is that unlock, or a later one by a holder that acquired it; `committing` read as 0
- * is that window's release or a later one of the same thread; after both, `publishing`
- * reads that 1 or later, and a 0 is the release store that ended the copies (or a
- * later one). G.lock is read first, then each segment's `committing`, then its
- * `publishing`. The flags cannot tell an older commit from a newer one, so the fill
- * waits for whatever commit it finds in a window or copying; each is short.
+ * A segment whose rev is past s->rev is done with such copies (seg_past). For the
+ * others it reads flags. Why reading a few flags as 0 is enough: such an entry is
+ * linked, and s read its link (its import, acquire, from the committer's seq_cst CAS;
+ * or, for entries before s entered, its enter's lock, which waited out that commit's
+ * window or lock), so whatever the committer stored before the link happens before
+ * these loads: by coherence each load returns that store or a later one. A committer
+ * copies into segment 0 either before its link, under the lock (those copies happen
+ * before the link: visible already), or after it, with `publishing` set before it
+ * leaves its window (`committing` raised before the link, lowered by a release store
+ * after `publishing` was set) or unlocks (G.lock taken before the link). So: G.lock
+ * read as 0 is that unlock, or a later one by a holder that acquired it; `committing`
+ * read as 0 is that window's release or a later one of the same thread; after both,
+ * `publishing` reads that 1 or later, and a 0 is the release store that ended the
+ * copies (or a later one). G.lock is read first, then each segment's `committing`,
+ * then its `publishing`. A flag cannot tell an older commit from a newer one, so the
+ * fill may wait for a newer commit of a segment whose rev it read before that segment
+ * moved past s->rev; each wait is short, and ends when the rev moves.
  *
  * Bounded: a lock held through 64 spins, or a flag up through FLAG_SPINS (a segment
  * that keeps committing big copies, a thread descheduled in its window), makes the
@@ -155,6 +169,12 @@ static int wait_zero(_Atomic int *flag, int *timed)
  */
 static void wait_imported_copies(struct stm_seg *s)
 {
+    uint64_t mine = atomic_load_explicit(&s->rev, memory_order_relaxed); /* our own */
+    int behind = 0;
+    for (int i = 1; !behind && i <= G.nseg; i++)
+        behind = i != s->idx && !seg_past(i, mine);
+    if (!behind)
+        return;     /* every other segment is past our snapshot: nothing to wait for */
     int spins = 0, timed = 0, ok = 1;
     /* acquire: see above (pairs with the unlock's release) */
     while (ok && atomic_load_explicit(&G.lock, memory_order_acquire))
@@ -164,8 +184,8 @@ static void wait_imported_copies(struct stm_seg *s)
             __builtin_ia32_pause();
     for (int i = 1; ok && i <= G.nseg; i++)
         if (i != s->idx)
-            ok = wait_zero(&G.segs[i].committing, &timed) &&
-                 wait_zero(&G.segs[i].publishing, &timed);
+            ok = wait_flag(i, &G.segs[i].committing, mine, &timed) &&
+                 wait_flag(i, &G.segs[i].publishing, mine, &timed);
     if (timed)
         TA_TIMED_END();
     if (!ok) {

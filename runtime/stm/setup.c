@@ -9,8 +9,9 @@
  * under the commit lock.
  *
  * Memory order: enter and exit work under the commit lock (its acquire CAS and release
- * store order them); the stores of `active`, `rev` and `nactive` are relaxed for that
- * reason, each commented.
+ * store order them); the stores of `active` and `nactive` are relaxed for that reason,
+ * each commented; the enter's store of `rev` is a release, for fillers that read it
+ * without the lock (pages.c, seg_past).
  */
 
 #include "runtime/stm/sync_stm.h"
@@ -346,8 +347,10 @@ static int stm_enter(int tid, char *err, size_t errlen)
         memset(s->gstate, G_OWN, G.ngranules);
     }
     s->last = atomic_load_explicit(&G.log_tail, memory_order_relaxed); /* exact: we hold the lock */
+    /* release: pairs with the acquire load in seg_past (pages.c): a filler that reads
+     * this rev sees every copy of this segment's earlier commits */
     atomic_store_explicit(&s->rev, atomic_load_explicit(&G.rev, memory_order_relaxed),
-                          memory_order_relaxed);
+                          memory_order_release);
     STM_ASSERT(s->last->rev == atomic_load_explicit(&s->rev, memory_order_relaxed),
                "I4: an entering thread starts at the log tail");
     STM_ASSERT(!atomic_load_explicit(&s->publishing, memory_order_relaxed),
