@@ -102,8 +102,10 @@ void (*stm_test_fill_waited)(void); /* tests only: stm_internal.h */
 void (*stm_test_fill_copied)(void);
 #endif
 
-/* Has segment i moved past revision `mine`? Its rev only grows (imports and links raise
- * it; an enter sets it to G.rev, which its exit had published), and each of its commits
+/* Has segment i moved past revision `mine`? Its rev only grows (imports, including the
+ * one after a lost link race, and links raise it; an enter sets it to G.rev, and every
+ * linked entry is published by then: its linker's exit or the enter's own lock
+ * publishes it), and each of its commits
  * ends its copies before the rev changes again. So a rev above `mine` (acquire: pairs
  * with the release store of it, in an import, a link or an enter) says that every
  * commit of i with an entry at or before `mine` has ended its copies, and makes them
