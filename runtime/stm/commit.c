@@ -84,12 +84,8 @@ void stm_commit_lock(void)
         if (!timed++)
             TA_TIMED_BEGIN(TA_WAIT_LOCK);
         /* relaxed: only waits for the lock to look free before trying again */
-        while (atomic_load_explicit(&G.lock, memory_order_relaxed)) {
-            if (++spins > 64)
-                sched_yield();
-            else
-                __builtin_ia32_pause();
-        }
+        while (atomic_load_explicit(&G.lock, memory_order_relaxed))
+            stm_spin_round(++spins);
     }
     lock_taken(timed);
 }
@@ -139,10 +135,7 @@ static void lock_taken(int timed)
              spins++) {
             if (!timed++)
                 TA_TIMED_BEGIN(TA_WAIT_LOCK);
-            if (spins > 64)
-                sched_yield();
-            else
-                __builtin_ia32_pause();
+            stm_spin_round(spins);
         }
     if (stm_me)
         stm_me->holds_lock = 1;
@@ -202,12 +195,8 @@ static void window_enter(struct stm_seg *s)
         if (!timed++)
             TA_TIMED_BEGIN(TA_WAIT_LOCK);
         /* relaxed: only waits for the lock to look free before trying again */
-        while (atomic_load_explicit(&G.lock, memory_order_relaxed)) {
-            if (++spins > 64)
-                sched_yield();
-            else
-                __builtin_ia32_pause();
-        }
+        while (atomic_load_explicit(&G.lock, memory_order_relaxed))
+            stm_spin_round(++spins);
     }
     s->in_window = 1;
     if (timed)
@@ -249,12 +238,8 @@ void stm_wait_publishers(void)
         /* acquire: pairs with the release store that ended the copies; their bytes in
          * segment 0 are visible after it */
         for (int spins = 0; atomic_load_explicit(&G.segs[i].publishing, memory_order_acquire);
-             spins++) {
-            if (spins > 64)
-                sched_yield();
-            else
-                __builtin_ia32_pause();
-        }
+             spins++)
+            stm_spin_round(spins);
 }
 
 static uint64_t ticks_to_ns(uint64_t t)
@@ -785,10 +770,10 @@ void _stm_commit(void)
     /* Objects that we own (I3: the written ones we took, the new and recycled ones we
      * claimed) are copied into segment 0 after the link: no other committer writes them
      * before we let go, importers read the entry, and fills and eager enters wait for
-     * our `publishing` flag (wait_imported_copies in pages.c, wait_publishers). What we do not own is copied here, before
-     * the link and under the lock: the objects of a transaction begun alone (it took no
-     * ownership), and new and recycled objects of a commit that found another thread
-     * entered only under the lock. A thread alone (in its window or under the lock;
+     * our `publishing` flag (wait_imported_copies in pages.c, wait_publishers). What we
+     * do not own is copied here, before the link and under the lock: the objects of a
+     * transaction begun alone (it took no ownership), and new and recycled objects of a
+     * commit that found another thread entered only under the lock. A thread alone (in its window or under the lock;
      * nobody else is entered, and an enter waits for our window) copies everything
      * here. */
     int late_ws = e && s->nws && s->nowned == s->nws;

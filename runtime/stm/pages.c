@@ -12,15 +12,15 @@
  * Memory order: the log's `next` links are read with acquire (pairing with the
  * committer's release link); segment 0's bytes are ordered by wait_imported_copies'
  * acquire loads of each segment's rev (seg_past), of G.lock and of each segment's
- * `committing` and `publishing` (the argument is at that function), or, when the lock is taken instead, by its acquire
- * CAS, its loads of the windows' flags and wait_publishers' loads (commit.c).
+ * `committing` and `publishing` (the argument is at that function), or, when the lock
+ * is taken instead, by its acquire CAS, its loads of the windows' flags and
+ * wait_publishers' loads (commit.c).
  */
 
 #include "runtime/stm/sync_stm.h"
 #include "runtime/sync.h"
 
 #include <errno.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -127,10 +127,7 @@ static int wait_flag(int i, _Atomic int *flag, uint64_t mine, int *timed)
             TA_TIMED_BEGIN(TA_WAIT_LOCK);
         if (spins >= FLAG_SPINS)
             return 0;
-        if (spins > 64)
-            sched_yield();
-        else
-            __builtin_ia32_pause();
+        stm_spin_round(spins);
     }
     return 1;
 }

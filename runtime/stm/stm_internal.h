@@ -23,10 +23,11 @@
  * segment's heap is either
  *   G_NONE  inaccessible (PROT_NONE): not used since the thread entered; stale bytes, or
  *   G_OWN   read-write, the segment's copy, up to date at its revision.
- * (G_FILL is G_NONE becoming G_OWN: copied outside the commit lock, made exact under it.) A commit validates and
- * links in a window that other commits share (its segment's `committing` flag); the
- * commit lock excludes the windows (its holder waits until no flag is up) and is taken
- * only by fills, enters, exits, becoming inevitable and commits of unowned objects. Under valgrind or with
+ * (G_FILL is G_NONE becoming G_OWN: copied outside the commit lock, made exact under
+ * it.) A commit validates and links in a window that other commits share (its
+ * segment's `committing` flag); the commit lock excludes the windows (its holder waits
+ * until no flag is up) and is taken only by fills (for their undo), enters, exits,
+ * becoming inevitable and commits of unowned objects. Under valgrind or with
  * STM_PAGES=eager every granule is G_OWN from entering.
  *
  * Invariants (each file's head says which it maintains):
@@ -80,6 +81,7 @@
 #define STM_INTERNAL_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -489,6 +491,16 @@ static inline void ensure_accessible(uintptr_t off, size_t len, int fresh)
             stm_materialize(stm_me, g, g1, fresh);
             return;
         }
+}
+
+/* One round of a spin wait (round counts from 0 or 1): a pause for the first 64 rounds,
+ * then a yield, since threads may outnumber cores. */
+static inline void stm_spin_round(int round)
+{
+    if (round > 64)
+        sched_yield();
+    else
+        __builtin_ia32_pause();
 }
 
 /* Is this thread in a commit's critical section, the lock or the window (where a page
