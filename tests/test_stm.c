@@ -1290,11 +1290,13 @@ static void test_fill_copies_outside_the_lock(void **state)
     rt_down();
 }
 
-/* The fill's undo runs under the lock, whose holder waits out the commit windows: an
- * entry linked in a window open at that moment is then linked and undone too. B's fill
- * parks after its copy; A opens its window to commit FAR = 77 and parks before its link;
- * B must then wait for A's window (it is not done 50 ms later); A links, and B undoes
- * A's entry: it reads its snapshot's 5, its commit aborts, the retry reads 77. */
+/* The fill's undo runs under the lock, whose holder waits out the commit windows: that
+ * wait is what makes visible the link of every entry whose late copy the fill's copy
+ * may have caught. B's fill parks after its copy; A opens its window to commit FAR = 77
+ * and parks before its link; B must then wait for A's window (it is not done 50 ms
+ * later); A links, and B reads its snapshot's 5 (here its copy came before A's bytes
+ * reached segment 0, so the undo of A's entry changes no byte: what this test checks
+ * is the wait), its commit aborts, the retry reads 77. */
 static atomic_int uwin_b_read;
 static int uwin_b_during, uwin_attempts;
 static long uwin_seen[4];
@@ -1389,8 +1391,8 @@ static void test_fill_undo_waits_for_commit_window(void **state)
  * whose rev is past the snapshot has none left. B begins; A commits FAR = 77 and parks
  * between its link and its copies (its rev is past B's snapshot); B's first read of FAR
  * faults: the fill must finish while A is parked (it would wait for A's `publishing`
- * flag, and then for the lock's wait for it, if it did not look at A's rev), undo A's
- * entry and read 5; B's commit aborts, and the retry reads 77. */
+ * flag, and then for the lock's wait for it, if it did not look at A's rev) and read 5;
+ * B's commit aborts, and the retry reads 77. */
 static atomic_int newer_b_read;
 static int newer_b_during, newer_attempts;
 static long newer_seen[4];
