@@ -1476,6 +1476,88 @@ static void test_fill_skips_newer_commits(void **state)
     rt_down();
 }
 
+/* A fill whose snapshot is far behind undoes every later entry, newest first, on the
+ * faulting thread's own stack, in the fault handler: its stack use must not grow with
+ * the entries (one frame per 64 entries once overflowed a small thread stack). B, on a
+ * 256 KiB stack, begins (X read: its snapshot); A commits LONG_UNDO writes to FAR; B
+ * then faults FAR's granule in and must read its snapshot's 5 (the oldest entry's old
+ * bytes, so the undo went newest first). In a child process: an overflow kills it, and
+ * the parent reports that. */
+#define LONG_UNDO 100000
+static long long_seen;
+static void *long_a(void *arg)
+{
+    (void)arg;
+    enter(0);
+    sem_wait(&s_a);             /* B has begun */
+    for (int i = 0; i < LONG_UNDO; i++)
+        SYNC_ATOMIC("test.long.a") {
+            SYNC_WRITE(FAR);
+            FAR->v = 1000 + i;
+        }
+    sem_post(&s_b);
+    sync_runtime_stm.thread_exit(&st_a);
+    return NULL;
+}
+static void *long_b(void *arg)
+{
+    (void)arg;
+    enter(1);
+    int k = 0;
+    SYNC_ATOMIC("test.long.b") {
+        SYNC_READ(X);
+        if (k++ == 0) {
+            sem_post(&s_a);     /* A: commit LONG_UNDO times */
+            sem_wait(&s_b);
+            SYNC_READ(FAR);
+            long_seen = FAR->v; /* faults FAR's granule in: undoes LONG_UNDO entries */
+        }
+    }
+    sync_runtime_stm.thread_exit(&st_b);
+    return NULL;
+}
+static void test_fill_undoes_a_long_log_on_a_small_stack(void **state)
+{
+    (void)state;
+    rt_up(2);
+    LAZY_ONLY();
+    rt_down();
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        rt_up(2);
+        alloc_far();
+        long_seen = 0;
+        pthread_attr_t small;
+        pthread_attr_init(&small);
+        pthread_attr_setstacksize(&small, 256 * 1024);
+        pthread_t ta, tb;
+        pthread_barrier_init(&entered, NULL, 2);
+        stepping = 1;
+        pthread_create(&ta, NULL, long_a, NULL);
+        pthread_create(&tb, &small, long_b, NULL);
+        pthread_join(ta, NULL);
+        pthread_join(tb, NULL);
+        stepping = 0;
+        int rc = long_seen == 5 ? 0 : 10;
+        if (!rc && st_b.pages_faulted < 16)
+            rc = 11;            /* the read did not fault: no fill was tested */
+        if (!rc && committed_v(FAR) != 1000 + LONG_UNDO - 1)
+            rc = 12;
+        if (rc == 10)
+            fprintf(stderr, "B read %ld, not its snapshot's 5\n", long_seen);
+        _exit(rc);
+    }
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    if (WIFSIGNALED(st))
+        fail_msg("the child died of signal %d (a stack overflow in the fill's undo?)",
+                 WTERMSIG(st));
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 /* An inevitable transaction that asks a committer for an object after the committer
  * linked its entry (it can no longer abort) is answered by the committer's release of
  * the object; the request must not outlive that commit, or the committer's next
@@ -1914,6 +1996,7 @@ int main(void)
         cmocka_unit_test(test_fill_copies_outside_the_lock),
         cmocka_unit_test(test_fill_undo_waits_for_commit_window),
         cmocka_unit_test(test_fill_skips_newer_commits),
+        cmocka_unit_test(test_fill_undoes_a_long_log_on_a_small_stack),
         cmocka_unit_test(test_abort_request_ends_with_the_commit),
         cmocka_unit_test(test_abort_request_after_the_commit),
         cmocka_unit_test(test_counters_exact),

@@ -46,46 +46,64 @@
  * touches segment 0 and nothing of any other segment (I2).
  */
 
-/* Undoes the entries from `e` on, newest first, in blocks of UNDO_BLOCK walked forward
- * and applied backward (the later blocks first, by recursion): no allocation, since a
- * fill may run in the fault handler. */
-#define UNDO_BLOCK 64
-static void undo_from(struct stm_seg *s, const struct log_entry *e)
+/* Undoes one entry's logged writes in s's granules marked G_FILL. */
+static void undo_entry(struct stm_seg *s, const struct log_entry *x)
 {
-    const struct log_entry *blk[UNDO_BLOCK];
-    int n = 0;
-    for (; e && n < UNDO_BLOCK; n++) {
-        blk[n] = e;
+    STM_ASSERT(x->rev > atomic_load_explicit(&s->rev, memory_order_relaxed),
+               "I1: a fill undoes only entries newer than the snapshot");
+    const struct log_run *r = x->runs;
+    const char *old = (const char *)(r + x->nruns) + x->new_bytes;
+    for (uint32_t i = 0; i < x->nruns; i++) {
+        if (!r[i].validate)
+            continue; /* new or recycled objects: unreachable in s's snapshot (I7) */
+        copy_into_granules(s, r[i].off, r[i].len, old, G_FILL);
+        old += r[i].len;
+    }
+}
+
+/* Undoes the n linked entries from `e` on, newest first. The log links forward only,
+ * and a fill may run in the fault handler, on the workload's stack with no allocation,
+ * however far its snapshot is behind (an active snapshot keeps every later entry). So
+ * the stack is bounded, not the log: a walk records at most UNDO_FAN entries, the
+ * first of each of at most UNDO_FAN equal stretches (n <= UNDO_FAN: every entry), and
+ * the stretches are undone last first, each the same way. Depth: ceil(log_UNDO_FAN n)
+ * frames of UNDO_FAN pointers (3 for two million entries, 10 at most); walks: n per
+ * level. */
+#define UNDO_FAN 128
+static void undo_span(struct stm_seg *s, const struct log_entry *e, size_t n)
+{
+    const struct log_entry *at[UNDO_FAN];
+    size_t step = n <= UNDO_FAN ? 1 : (n + UNDO_FAN - 1) / UNDO_FAN, k = 0;
+    for (size_t i = 0; i < n; i++) {
+        STM_ASSERT(e, "I4: the entries counted under the lock stay linked");
+        if (i % step == 0)
+            at[k++] = e;
         /* acquire: pairs with the release store that linked the entry */
         e = atomic_load_explicit(&e->next, memory_order_acquire);
     }
-    if (e)
-        undo_from(s, e);
-    while (n-- > 0) {
-        const struct log_entry *x = blk[n];
-        STM_ASSERT(x->rev > atomic_load_explicit(&s->rev, memory_order_relaxed),
-                   "I1: a fill undoes only entries newer than the snapshot");
-        const struct log_run *r = x->runs;
-        const char *old = (const char *)(r + x->nruns) + x->new_bytes;
-        for (uint32_t i = 0; i < x->nruns; i++) {
-            if (!r[i].validate)
-                continue; /* new or recycled objects: unreachable in s's snapshot (I7) */
-            copy_into_granules(s, r[i].off, r[i].len, old, G_FILL);
-            old += r[i].len;
-        }
-    }
+    while (k-- > 0)
+        if (step == 1)
+            undo_entry(s, at[k]);
+        else
+            undo_span(s, at[k], k * step + step <= n ? step : n - k * step);
 }
 
 /* Undo, in s's granules marked G_FILL (already readable and writable, just copied from
  * segment 0), every logged write of an entry newer than s->rev, newest first. Caller
  * holds commit_lock, so the log's tail stands still and every entry whose bytes the
  * copy may have caught is linked; the entries after s->last stay allocated (I4). One
- * pass over the log for all the granules filled. */
+ * walk counts them, then undo_span walks them once per level. */
 static void undo_newer(struct stm_seg *s)
 {
     STM_ASSERT(s->holds_lock, "I2: a fill undoes under the commit lock");
-    /* acquire: pairs with the release store that linked the entry */
-    undo_from(s, atomic_load_explicit(&s->last->next, memory_order_acquire));
+    /* acquire: pairs with the release store that linked the entry (both loads) */
+    const struct log_entry *first = atomic_load_explicit(&s->last->next, memory_order_acquire);
+    size_t n = 0;
+    for (const struct log_entry *e = first; e;
+         e = atomic_load_explicit(&e->next, memory_order_acquire))
+        n++;
+    if (n)
+        undo_span(s, first, n);
 }
 
 static void protect_rw(struct stm_seg *s, size_t g0, size_t g1)
