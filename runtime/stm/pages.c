@@ -115,6 +115,31 @@ static void protect_rw(struct stm_seg *s, size_t g0, size_t g1)
     s->nprotect++;
 }
 
+/* Maps, writable, the pages of the inaccessible granules in [g0, g1) before the fill
+ * writes them, one call per run of such granules instead of a page fault per page (a
+ * fault is dear under some hypervisors). Only a hint: where the kernel lacks
+ * MADV_POPULATE_WRITE (before 5.14) or cannot populate, the copy faults them in. */
+static void populate(struct stm_seg *s, size_t g0, size_t g1)
+{
+#ifdef MADV_POPULATE_WRITE
+    TA_TIMED_BEGIN(TA_UNSHARE);
+    for (size_t g = g0; g < g1;) {
+        if (s->gstate[g] != G_NONE) {
+            g++;
+            continue;
+        }
+        size_t e = g;
+        while (e < g1 && s->gstate[e] == G_NONE)
+            e++;
+        (void)madvise(seg_addr(s->idx, granule_off(g)), (e - g) * GRANULE, MADV_POPULATE_WRITE);
+        g = e;
+    }
+    TA_TIMED_END();
+#else
+    (void)s; (void)g0; (void)g1;
+#endif
+}
+
 #ifdef STM_TEST_HOOKS
 void (*stm_test_fill_waited)(void); /* tests only: stm_internal.h */
 void (*stm_test_fill_copied)(void);
@@ -278,6 +303,7 @@ void stm_materialize(struct stm_seg *s, size_t g0, size_t g1, int fresh)
     TA_TIMED_END();
     if (!fresh) {
         s->nfills++;
+        populate(s, first, last);
         /* The copy runs outside the lock (see the comment above wait_imported_copies):
          * first every copy into segment 0 of an entry we imported is waited for, then
          * segment 0 is copied while others may commit, then, under the lock, every entry
