@@ -1558,6 +1558,74 @@ static void test_fill_undoes_a_long_log_on_a_small_stack(void **state)
     assert_int_equal(WEXITSTATUS(st), 0);
 }
 
+/* Read versions are 16 bits: after 65,535 transactions a version comes back, and a
+ * marker left from its last use would make a transaction that never read the object
+ * abort when another thread commits it. The wrap forgets the markers: zeroed in place,
+ * or given back to the kernel beyond stm_test_marks_in_place. A, with B entered (so it
+ * marks), reads X at version r0, runs empty transactions until r0 comes back, then,
+ * without reading X, lets B commit X and commits a write of Y: it must not abort. */
+static int wrap_attempts, wrap_back_at_r0;
+static void *wrap_a(void *arg)
+{
+    (void)arg;
+    enter(0);
+    uint16_t r0 = 0;
+    SYNC_ATOMIC("test.wrap.read") {
+        SYNC_READ(X);
+        r0 = stm_self.rv;
+        (void)X->v;
+    }
+    for (int i = 0; i < 65534; i++)
+        SYNC_ATOMIC("test.wrap.empty") {
+        }
+    SYNC_ATOMIC("test.wrap.write") {
+        if (wrap_attempts++ == 0) {
+            wrap_back_at_r0 = stm_self.rv == r0;
+            sem_post(&s_b);     /* B: commit X */
+            sem_wait(&s_a);
+        }
+        SYNC_WRITE(Y);
+        Y->v = 1;
+    }
+    sync_runtime_stm.thread_exit(&st_a);
+    return NULL;
+}
+static void *wrap_b(void *arg)
+{
+    (void)arg;
+    enter(1);
+    sem_wait(&s_b);
+    SYNC_ATOMIC("test.wrap.b") {
+        SYNC_WRITE(X);
+        X->v = 9;
+    }
+    sem_post(&s_a);
+    sync_runtime_stm.thread_exit(&st_b);
+    return NULL;
+}
+static void wrap_case(size_t in_place)
+{
+    rt_up(2);
+    stm_test_marks_in_place = in_place;
+    stm_test_marks_cleared = 0;
+    wrap_attempts = wrap_back_at_r0 = 0;
+    run2(wrap_a, wrap_b);
+    stm_test_marks_in_place = (size_t)64 << 20;
+    assert_int_equal(wrap_back_at_r0, 1);     /* the version did come back */
+    assert_int_equal(stm_test_marks_cleared, 1);
+    assert_int_equal(wrap_attempts, 1);       /* no abort for the old marker */
+    assert_int_equal(sync_stats_aborts(&st_a), 0);
+    assert_int_equal(committed_v(X), 9);
+    assert_int_equal(committed_v(Y), 1);
+    rt_down();
+}
+static void test_read_version_wrap_forgets_marks(void **state)
+{
+    (void)state;
+    wrap_case((size_t)64 << 20);   /* zeroed in place */
+    wrap_case(0);                  /* given back */
+}
+
 /* An inevitable transaction that asks a committer for an object after the committer
  * linked its entry (it can no longer abort) is answered by the committer's release of
  * the object; the request must not outlive that commit, or the committer's next
@@ -1997,6 +2065,7 @@ int main(void)
         cmocka_unit_test(test_fill_undo_waits_for_commit_window),
         cmocka_unit_test(test_fill_skips_newer_commits),
         cmocka_unit_test(test_fill_undoes_a_long_log_on_a_small_stack),
+        cmocka_unit_test(test_read_version_wrap_forgets_marks),
         cmocka_unit_test(test_abort_request_ends_with_the_commit),
         cmocka_unit_test(test_abort_request_after_the_commit),
         cmocka_unit_test(test_counters_exact),

@@ -328,6 +328,7 @@ static int stm_enter(int tid, char *err, size_t errlen)
     fallocate(G.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, file_off(s->idx, 0),
               (off_t)G.heap_size); /* frees the old private pages; failure only costs memory */
     madvise(seg_addr(s->idx, 0), G.rm_size, MADV_DONTNEED);
+    s->marked = 0;
     STM_VG_ADDRESSABLE(seg_addr(s->idx, G.rm_size), G.heap_size);
     memset(s->gstate, G_NONE, G.ngranules);
     s->nprotect = 0;

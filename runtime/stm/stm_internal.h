@@ -193,6 +193,8 @@ struct stm_seg {
     const char *site;
     uint64_t attempt_ticks;
     uint64_t commit_counter;
+    int marked;                  /* a transaction marked its reads since the markers were
+                                  * last cleared (commit.c, forget_marks) */
     int inevitable;
     struct log_entry *building;  /* the entry of the commit in progress */
     int claimed;                 /* the commit in progress owns its new and recycled
@@ -551,6 +553,11 @@ extern void (*stm_test_fill_waited)(void);
 /* Called, when set, by a granule fill between its copy of segment 0 (outside the lock)
  * and the undo of the newer entries (under it) (pages.c). */
 extern void (*stm_test_fill_copied)(void);
+/* How many bytes of read markers a wrap of the read versions zeroes in place at most;
+ * more are given back to the kernel (commit.c, forget_marks). */
+extern size_t stm_test_marks_in_place;
+/* How many times forget_marks cleared a segment's markers (in place or given back). */
+extern unsigned long stm_test_marks_cleared;
 int stm_debug_page_accessible(int tid, const void __seg_gs *obj);
 int stm_debug_eager_pages(void);  /* 1 under valgrind or STM_PAGES=eager */
 uintptr_t stm_debug_heap_cursor(void);
