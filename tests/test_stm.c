@@ -1872,7 +1872,25 @@ static void test_counters_exact(void **state)
  * minimum that trails the newest by 20, except from 150 to 260 where nothing is freed
  * (the ring grows from 64 to 128 records while its oldest is not at slot 0). After each
  * step the ring holds exactly the revisions from the minimum to the newest, in order;
- * small entries freed wait on the free stack for reuse, the others are freed. */
+ * small entries freed wait on the free stack of their size class for reuse, the big
+ * ones are freed. */
+static size_t ring_cap(uint64_t r)
+{
+    switch (r % 5) {
+    case 0: return 2 * STM_ENTRY_SMALL;   /* big: never kept */
+    case 1: return STM_ENTRY_MIN;
+    case 2: return 2 * STM_ENTRY_MIN;
+    default: return STM_ENTRY_SMALL;
+    }
+}
+static void free_entry_stacks(struct stm_seg *s)
+{
+    for (int c = 0; c < STM_ENTRY_CLASSES; c++) {
+        for (size_t i = 0; i < s->nfree_entries[c]; i++)
+            free(s->free_entries[c][i]);
+        free(s->free_entries[c]);
+    }
+}
 static void test_own_ring_frees_in_order(void **state)
 {
     (void)state;
@@ -1885,9 +1903,9 @@ static void test_own_ring_frees_in_order(void **state)
     struct log_entry *after = malloc(STM_ENTRY_SMALL); /* every entry's successor */
     assert_non_null(after);
     uint64_t min = 1;
-    size_t small_freed = 0, grown_wrapped = 0;
+    size_t freed[STM_ENTRY_CLASSES] = {0}, grown_wrapped = 0;
     for (uint64_t r = 1; r <= N; r++) {
-        size_t cap = r % 5 ? STM_ENTRY_SMALL : 2 * STM_ENTRY_SMALL;
+        size_t cap = ring_cap(r);
         e[r] = malloc(cap);
         assert_non_null(e[r]);
         e[r]->cap = cap;
@@ -1899,7 +1917,8 @@ static void test_own_ring_frees_in_order(void **state)
         grown_wrapped += s->own_cap > cap_before && cap_before && head_before;
         if (r % 7 == 0 && (r < 150 || r > 260) && r > 20) {
             for (uint64_t k = min; k < r - 20; k++)
-                small_freed += k % 5 != 0;
+                if (stm_entry_class(ring_cap(k)) >= 0)
+                    freed[stm_entry_class(ring_cap(k))]++;
             min = r - 20;
             stm_own_free_below(s, min);
         }
@@ -1908,17 +1927,68 @@ static void test_own_ring_frees_in_order(void **state)
             assert_ptr_equal(s->own[(s->own_head + i) % s->own_cap].e, e[min + i]);
         assert_ptr_equal(stm_test_own_oldest(s), e[min]);
         assert_ptr_equal(stm_test_own_newest(s), e[r]);
-        assert_int_equal(s->nfree_entries, small_freed);
+        for (int c = 0; c < STM_ENTRY_CLASSES; c++)
+            assert_int_equal(s->nfree_entries[c], freed[c]);
     }
     assert_true(grown_wrapped >= 1); /* the growth met a ring whose oldest was not at 0 */
-    for (size_t i = 0; i < s->nfree_entries; i++)
-        assert_int_equal(s->free_entries[i]->cap, STM_ENTRY_SMALL);
+    for (int c = 0; c < STM_ENTRY_CLASSES; c++) {
+        assert_true(freed[c] > 0);
+        for (size_t i = 0; i < s->nfree_entries[c]; i++)
+            assert_int_equal(s->free_entries[c][i]->cap, (size_t)STM_ENTRY_MIN << c);
+    }
     for (size_t i = 0; i < s->nown; i++)
         free(s->own[(s->own_head + i) % s->own_cap].e);
-    for (size_t i = 0; i < s->nfree_entries; i++)
-        free(s->free_entries[i]);
+    free_entry_stacks(s);
     free(s->own);
-    free(s->free_entries);
+    free(after);
+    free(s);
+}
+
+/* What a burst of outstanding entries took goes back to the allocator: a thread keeps
+ * at most STM_ENTRY_KEEP freed entries of a class. 3 * STM_ENTRY_KEEP small entries are
+ * recorded and then all but the newest freed at once: the stack stops at the bound (the
+ * rest are freed: valgrind's run of this test would report a leak otherwise), and the
+ * entries built next come from it. */
+static void test_entry_keep_is_bounded(void **state)
+{
+    (void)state;
+    enum { N = 3 * STM_ENTRY_KEEP };
+    /* the class an entry is built in holds it, and is the smallest that does */
+    static const size_t need[] = {1, 255, 256, 257, 511, 512, 513, 1023, 1024, 1025, 4096};
+    static const int cls[] = {0, 0, 0, 1, 1, 1, 2, 2, 2, -1, -1};
+    for (size_t i = 0; i < sizeof need / sizeof *need; i++) {
+        assert_int_equal(stm_entry_class_for(need[i]), cls[i]);
+        if (cls[i] >= 0)
+            assert_int_equal(stm_entry_class((size_t)STM_ENTRY_MIN << cls[i]), cls[i]);
+    }
+    assert_int_equal(stm_entry_class(STM_ENTRY_SMALL + 1), -1);
+    struct stm_seg *s = aligned_alloc(64, sizeof *s);
+    assert_non_null(s);
+    memset(s, 0, sizeof *s);
+    s->idx = 3;
+    struct log_entry *after = malloc(STM_ENTRY_MIN);
+    assert_non_null(after);
+    for (uint64_t r = 1; r <= N; r++) {
+        struct log_entry *x = malloc(STM_ENTRY_MIN);
+        assert_non_null(x);
+        x->cap = STM_ENTRY_MIN;
+        x->rev = r;
+        x->seg = 3;
+        atomic_init(&x->next, after);
+        stm_own_push(s, x);
+    }
+    stm_own_free_below(s, N + 1);
+    assert_int_equal(s->nown, 1);                      /* the newest stays */
+    assert_int_equal(s->nfree_entries[0], STM_ENTRY_KEEP);
+    assert_int_equal(s->nfree_entries[1] + s->nfree_entries[2], 0);
+    struct log_entry *top = s->free_entries[0][STM_ENTRY_KEEP - 1];
+    struct log_entry *built = stm_entry_build(s);      /* nothing written: the smallest */
+    assert_ptr_equal(built, top);
+    assert_int_equal(built->cap, STM_ENTRY_MIN);
+    free(built);
+    free(s->own[s->own_head].e);
+    free(s->own);
+    free_entry_stacks(s);
     free(after);
     free(s);
 }
@@ -2071,6 +2141,7 @@ int main(void)
         cmocka_unit_test(test_counters_exact),
         cmocka_unit_test(test_abort_keeps_no_chunk),
         cmocka_unit_test(test_own_ring_frees_in_order),
+        cmocka_unit_test(test_entry_keep_is_bounded),
         cmocka_unit_test(test_leaving_a_block_open_is_caught),
         cmocka_unit_test(test_debug_asserts_fire),
     };

@@ -875,8 +875,9 @@ void _stm_commit(void)
          * thread that linked after it, the rest read by the importers. Ask for its
          * lines now, for writing, so that the transfers overlap our next transaction
          * instead of stalling the next commit's fence (window_enter). A hint only. */
-        if (s->nfree_entries) {
-            const char *p = (const char *)s->free_entries[s->nfree_entries - 1];
+        int cls = stm_entry_class(e->cap); /* the next commit is likely of its size */
+        if (cls >= 0 && s->nfree_entries[cls]) {
+            const char *p = (const char *)s->free_entries[cls][s->nfree_entries[cls] - 1];
             for (int l = 0; l < 4; l++)
                 stm_prefetchw(p + 64 * l);
         }

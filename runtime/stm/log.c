@@ -86,15 +86,17 @@ void stm_import_log(struct stm_seg *s, int validate, int unlock_on_abort)
  * never walks the log. The ring and the free list are arrays of the segment's: the
  * collection touches no entry (the first line of each was last written by the thread
  * that linked after it: reading it there cost a cache miss per entry, 9% of bank's
- * samples at 2 threads). Small entries go to the thread's free list for reuse, and the
- * one to be reused next is prefetched for writing (at the end of _stm_commit).
+ * samples at 2 threads). Small entries go to the thread's free stack of their size
+ * class for reuse (at most STM_ENTRY_KEEP each: the rest are freed, so a burst of
+ * outstanding entries does not stay with the thread), and the one to be reused next
+ * is prefetched for writing (at the end of _stm_commit).
  */
 
-static void entry_keep_small(struct stm_seg *s, struct log_entry *e, int small)
+static void entry_keep_class(struct stm_seg *s, struct log_entry *e, int cls)
 {
-    if (small) {
-        STM_GROW(s->free_entries, s->nfree_entries, s->free_entries_cap);
-        s->free_entries[s->nfree_entries++] = e;
+    if (cls >= 0 && s->nfree_entries[cls] < STM_ENTRY_KEEP) {
+        STM_GROW(s->free_entries[cls], s->nfree_entries[cls], s->free_entries_cap[cls]);
+        s->free_entries[cls][s->nfree_entries[cls]++] = e;
     } else {
         free(e);
     }
@@ -104,7 +106,7 @@ void stm_entry_keep(struct stm_seg *s, struct log_entry *e)
 {
     STM_ASSERT(e != G.log_first && e != atomic_load_explicit(&G.log_tail, memory_order_relaxed),
                "I4: the sentinel and the published tail are never freed");
-    entry_keep_small(s, e, e->cap == STM_ENTRY_SMALL);
+    entry_keep_class(s, e, stm_entry_class(e->cap));
 }
 
 /* Records our entry e, just published, as the newest of our ring. */
@@ -123,7 +125,7 @@ void stm_own_push(struct stm_seg *s, struct log_entry *e)
         s->own_head = 0;
     }
     s->own[(s->own_head + s->nown) % s->own_cap] =
-        (struct own_entry){.e = e, .rev = e->rev, .small = e->cap == STM_ENTRY_SMALL};
+        (struct own_entry){.e = e, .rev = e->rev, .cls = stm_entry_class(e->cap)};
     s->nown++;
 }
 
@@ -175,7 +177,7 @@ void stm_own_free_below(struct stm_seg *s, uint64_t min)
                    "I4: an entry every thread has passed has a successor");
         STM_ASSERT(o->e != atomic_load_explicit(&G.log_tail, memory_order_relaxed),
                    "I4: the published tail is never freed");
-        entry_keep_small(s, o->e, o->small);
+        entry_keep_class(s, o->e, o->cls);
         s->own_head = (s->own_head + 1) % s->own_cap;
         s->nown--;
     }
@@ -194,10 +196,11 @@ struct log_entry *stm_entry_build(struct stm_seg *s)
         bytes += s->recycled[i].size;
     size_t need = sizeof(struct log_entry) + nruns * sizeof(struct log_run) + bytes;
     struct log_entry *e;
-    if (need <= STM_ENTRY_SMALL && s->nfree_entries) {
-        e = s->free_entries[--s->nfree_entries];
+    int cls = stm_entry_class_for(need);
+    if (cls >= 0 && s->nfree_entries[cls]) {
+        e = s->free_entries[cls][--s->nfree_entries[cls]];
     } else {
-        size_t cap = need <= STM_ENTRY_SMALL ? STM_ENTRY_SMALL : need;
+        size_t cap = cls >= 0 ? (size_t)STM_ENTRY_MIN << cls : need;
         e = malloc(cap);
         if (!e)
             out_of_resources("out of memory for a commit log entry%s", "");

@@ -266,9 +266,11 @@ static void seg_free_lists(struct stm_seg *s)
     for (size_t i = 0; i < s->nown; i++)
         free(s->own[(s->own_head + i) % s->own_cap].e);
     free(s->own);
-    for (size_t i = 0; i < s->nfree_entries; i++)
-        free(s->free_entries[i]);
-    free(s->free_entries);
+    for (int c = 0; c < STM_ENTRY_CLASSES; c++) {
+        for (size_t i = 0; i < s->nfree_entries[c]; i++)
+            free(s->free_entries[c][i]);
+        free(s->free_entries[c]);
+    }
     free(s->ws);
     free(s->backup);
     free(s->ranges);

@@ -141,13 +141,40 @@ struct log_entry {
     struct log_run runs[]; /* followed by the runs' bytes, in order */
 };
 
+/* Small log entries come in STM_ENTRY_CLASSES sizes, STM_ENTRY_MIN << c bytes (256, 512,
+ * 1024: bank's transfer needs about 180, rbtree's commits about 400); bigger ones are
+ * allocated at their size and freed when collected. A thread keeps at most
+ * STM_ENTRY_KEEP freed entries of each class for reuse and frees the rest, so what a
+ * burst of outstanding entries took (a thread off its core holds back the collection
+ * of everybody's entries) goes back to the allocator (log.c). */
+#define STM_ENTRY_CLASSES 3
+#define STM_ENTRY_MIN 256
+#define STM_ENTRY_KEEP 1024
+/* The class of an entry of capacity cap; -1 for a big one. */
+static inline int stm_entry_class(size_t cap)
+{
+    for (int c = 0; c < STM_ENTRY_CLASSES; c++)
+        if (cap == (size_t)STM_ENTRY_MIN << c)
+            return c;
+    return -1;
+}
+
+/* The class an entry of `need` bytes is built in; -1: too big for any, built at its size. */
+static inline int stm_entry_class_for(size_t need)
+{
+    for (int c = 0; c < STM_ENTRY_CLASSES; c++)
+        if (need <= (size_t)STM_ENTRY_MIN << c)
+            return c;
+    return -1;
+}
+
 /* The committer's record of one of its published entries (its own ring, log.c): the
  * garbage collection of its entries reads these, not the entries, whose first line the
  * next linker has written (a cache miss per entry when the list ran through them). */
 struct own_entry {
     struct log_entry *e;
     uint64_t rev;
-    int small;             /* cap == STM_ENTRY_SMALL: kept for reuse when freed */
+    int cls;               /* its size class (stm_entry_class); -1: freed, never kept */
 };
 
 struct ws_entry {          /* an object written by the running transaction */
@@ -203,8 +230,9 @@ struct stm_seg {
                                   * undone by an abort, given up after the late copies */
     struct own_entry *own; size_t own_head, nown, own_cap; /* our published entries:
                                   * a ring, oldest at own_head */
-    struct log_entry **free_entries; size_t nfree_entries, free_entries_cap; /* our small
-                                  * entries, free for reuse (a stack) */
+    struct log_entry **free_entries[STM_ENTRY_CLASSES]; /* our small entries, free for */
+    size_t nfree_entries[STM_ENTRY_CLASSES];             /* reuse: a stack per size class */
+    size_t free_entries_cap[STM_ENTRY_CLASSES];
     int commits_since_gc;
     struct ws_entry *ws; size_t nws, ws_cap;
     size_t nowned;               /* how many of ws took ownership (0 when alone) */
@@ -363,8 +391,7 @@ void stm_own_push(struct stm_seg *s, struct log_entry *e);
 #define PUBLISH_LAG 64u
 void stm_publish_if_behind(struct stm_seg *s);
 void stm_own_free_below(struct stm_seg *s, uint64_t min);
-#define STM_ENTRY_SMALL 1024 /* an entry's size when small (most commits of the workloads
-                              * fit; rbtree: ~400 bytes): kept for reuse when freed */
+#define STM_ENTRY_SMALL (STM_ENTRY_MIN << (STM_ENTRY_CLASSES - 1)) /* 1024 */
 /* Asks for the line of p for writing (prefetchw: on AMD since K6, on Intel since
  * Broadwell; a no-op on older Intel cores). A hint: it changes no value. Used for lines a
  * commit will write that another core wrote last, so that their transfers overlap the
