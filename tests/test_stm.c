@@ -1560,11 +1560,13 @@ static void test_fill_undoes_a_long_log_on_a_small_stack(void **state)
 
 /* Read versions are 16 bits: after 65,535 transactions a version comes back, and a
  * marker left from its last use would make a transaction that never read the object
- * abort when another thread commits it. The wrap forgets the markers: zeroed in place,
- * or given back to the kernel beyond stm_test_marks_in_place. A, with B entered (so it
+ * abort when another thread commits it. The wrap forgets the markers of the granules
+ * the thread holds: zeroed in place, or all given back to the kernel beyond
+ * stm_test_marks_in_place. A, with B entered (so it
  * marks), reads X at version r0, runs empty transactions until r0 comes back, then,
  * without reading X, lets B commit X and commits a write of Y: it must not abort. */
-static int wrap_attempts, wrap_back_at_r0;
+static int wrap_attempts, wrap_back_at_r0, wrap_x_own;
+static volatile long wrap_sink;
 static void *wrap_a(void *arg)
 {
     (void)arg;
@@ -1573,8 +1575,9 @@ static void *wrap_a(void *arg)
     SYNC_ATOMIC("test.wrap.read") {
         SYNC_READ(X);
         r0 = stm_self.rv;
-        (void)X->v;
+        wrap_sink = X->v;       /* the read makes X's granule A's own (lazy pages) */
     }
+    wrap_x_own = stm_debug_page_accessible(0, X);
     for (int i = 0; i < 65534; i++)
         SYNC_ATOMIC("test.wrap.empty") {
         }
@@ -1612,6 +1615,7 @@ static void wrap_case(size_t in_place)
     run2(wrap_a, wrap_b);
     stm_test_marks_in_place = (size_t)64 << 20;
     assert_int_equal(wrap_back_at_r0, 1);     /* the version did come back */
+    assert_int_equal(wrap_x_own, 1);
     assert_int_equal(stm_test_marks_cleared, 1);
     assert_int_equal(wrap_attempts, 1);       /* no abort for the old marker */
     assert_int_equal(sync_stats_aborts(&st_a), 0);

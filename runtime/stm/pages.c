@@ -123,16 +123,12 @@ static void populate(struct stm_seg *s, size_t g0, size_t g1)
 {
 #ifdef MADV_POPULATE_WRITE
     TA_TIMED_BEGIN(TA_UNSHARE);
-    for (size_t g = g0; g < g1;) {
-        if (s->gstate[g] != G_NONE) {
-            g++;
-            continue;
-        }
-        size_t e = g;
-        while (e < g1 && s->gstate[e] == G_NONE)
-            e++;
+    size_t e;
+    for (size_t g = granule_run(s, g0, g1, G_NONE, &e); g < g1;
+         g = granule_run(s, e, g1, G_NONE, &e)) {
+        int saved = errno; /* a failure is only a hint, and a fill must not change errno */
         (void)madvise(seg_addr(s->idx, granule_off(g)), (e - g) * GRANULE, MADV_POPULATE_WRITE);
-        g = e;
+        errno = saved;
     }
     TA_TIMED_END();
 #else

@@ -487,6 +487,19 @@ static inline uintptr_t granule_off(size_t g)
 {
     return G.rm_size + g * GRANULE;
 }
+/* The next run of s's granules in `state` within [g, g1): returns its first granule (g1
+ * if there is none) and sets *end past its last. */
+static inline size_t granule_run(const struct stm_seg *s, size_t g, size_t g1, uint8_t state,
+                                 size_t *end)
+{
+    while (g < g1 && s->gstate[g] != state)
+        g++;
+    size_t e = g;
+    while (e < g1 && s->gstate[e] == state)
+        e++;
+    *end = e;
+    return g;
+}
 
 /* Copies the bytes of run [off, off+len) from src into s's granules whose state is
  * `state`, skipping the others; returns the bytes copied. */
@@ -584,7 +597,7 @@ extern void (*stm_test_fill_copied)(void);
  * more are given back to the kernel (commit.c, forget_marks). */
 extern size_t stm_test_marks_in_place;
 /* How many times forget_marks cleared a segment's markers (in place or given back). */
-extern unsigned long stm_test_marks_cleared;
+extern _Atomic unsigned long stm_test_marks_cleared;
 int stm_debug_page_accessible(int tid, const void __seg_gs *obj);
 int stm_debug_eager_pages(void);  /* 1 under valgrind or STM_PAGES=eager */
 uintptr_t stm_debug_heap_cursor(void);
