@@ -609,7 +609,10 @@ int _stm_begin(const char *site)
     STM_ASSERT(atomic_load_explicit(&s->rev, memory_order_relaxed) == s->last->rev,
                "I4: a segment's rev is its last imported entry's");
     if (SYNC_UNLIKELY(stm_self.aborts_in_row >= INEVITABLE_AFTER)) {
-        stm_self.mark = 1;   /* nothing read yet: becoming inevitable cannot abort */
+        /* Nothing read yet: becoming inevitable aborts only on a marker left from
+         * before the last wrap on a granule we do not hold (forget_marks), at most once
+         * per such marker per 65,535 versions; the retry starts inevitable again. */
+        stm_self.mark = 1;
         _stm_become_inevitable();
     }
     s->marked |= stm_self.mark;
