@@ -466,7 +466,7 @@ static void run_reenter(int nthreads, const char *chaos, long n, long every)
                   (unsigned long long)total.aborts[SYNC_ABORT_OTHER],
                   (unsigned long long)total.inevitable, (unsigned long long)total.unshared_pages,
                   atomic_load(&stm_test_private_commits), atomic_load(&stm_test_closings));
-    if (nthreads > 1 && !getenv("STM_PAGES")) /* the private path and its transitions ran */
+    if (nthreads > 1 && !stm_debug_eager_pages()) /* the private path and its transitions ran */
         assert_true(atomic_load(&stm_test_private_commits) > 0 &&
                     atomic_load(&stm_test_closings) > 0);
     sync_stats_free(&total);

@@ -23,7 +23,10 @@
  * min_active_rev);
  * the ownership word is released at commit and abort
  * and acquired by the next writer's CAS; G.inevitable, abort_request and publishing are
- * release/acquire pairs, each commented where it is stored.
+ * release/acquire pairs, each commented where it is stored. A private commit
+ * (commit_private) stores its privseq odd (seq_cst) before loading its granules' words
+ * (seq_cst): a Dekker pair with a filler's compare-and-swap of a word and its load of
+ * privseq (pages.c); it stores privseq even with release after its copies.
  */
 
 #include "runtime/stm/sync_stm.h"

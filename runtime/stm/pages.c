@@ -14,7 +14,10 @@
  * acquire loads of each segment's rev (seg_past), of G.lock and of each segment's
  * `committing` and `publishing` (the argument is at that function), or, when the lock
  * is taken instead, by its acquire CAS, its loads of the windows' flags and
- * wait_publishers' loads (commit.c).
+ * wait_publishers' loads (commit.c). Taking a granule from its private holder:
+ * compare-and-swap of its word (seq_cst), then the holder's privseq (seq_cst, then
+ * acquire while odd) and rev (acquire); GS_SHARED stored with release, loaded with
+ * acquire (close_private, hold_granules).
  */
 
 #include "runtime/stm/sync_stm.h"

@@ -76,6 +76,13 @@
  *     It takes ownership from others by asking them to abort (abort_request).
  *  I7 (memory reuse) An object freed by a commit at revision R is reused only once
  *     every active thread's rev >= R: no running transaction can still reach it.
+ *  Private commits (DESIGN.md, "Private commits"): a commit that wrote, allocated and
+ *     freed only in granules its segment alone holds (G.gshare, GS_PRIV) links no
+ *     entry (I4), validates nothing (it serialises at its snapshot, as a read-only one
+ *     does: I5), copies into segment 0 with its `privseq` odd, and frees for reuse at
+ *     once (I7). Another segment's first fill of such a granule closes it (waits out
+ *     that commit: a Dekker pair on privseq and the granule's word) and first brings
+ *     its own snapshot to the holder's rev, the granule's floor (I1).
  */
 #ifndef STM_INTERNAL_H
 #define STM_INTERNAL_H
