@@ -11,9 +11,9 @@
  *
  * Everything this file knows of the interpreter's internals is the include below and
  * fz_run_program(); a program reaches it the way a user's program reaches the
- * workload, as a file named by --program (here a memfd, /proc/self/fd/N). When the
- * interpreter gains modes (a --memory knob), fz_run_program runs each program once
- * per mode: the mode is a knob value in `a`.
+ * workload, as a file named by --program (here a memfd, /proc/self/fd/N). Once the
+ * interpreter has modes (a --memory knob), fz_run_program is where to run each program
+ * once per mode: the mode is a knob value in `a`.
  */
 #define SYNC_RT seq
 /* An atomic section that never ends runs IV_ATOMIC_CAP bytecodes before the VM gives
