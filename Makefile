@@ -176,7 +176,7 @@ WL_SRCS := $(WORKLOADS:%=workloads/%.c)
 WL_OBJS := $(foreach rt,$(RT_CC) $(RT_GNUTM),$(WL_SRCS:%.c=$(BUILD)/obj/$(rt)/%.o)) \
            $(foreach rt,$(RT_VARIANT),$(patsubst %.c,$(BUILD)/obj/$(rt)/%.o, \
                 $(wildcard $(WORKLOADS:%=workloads/%_$(rt).c))))
-COMMON_SRCS := $(wildcard runtime/*.c runtime/*/*.c workloads/lib/*.c) \
+COMMON_SRCS := $(wildcard runtime/*.c runtime/*/*.c workloads/lib/*.c workloads/interp/*.c) \
                $(filter-out harness/main.c,$(wildcard harness/*.c))
 COMMON_SRCS := $(filter-out $(foreach rt,$(call rt_of,gnutm),runtime/$(rt)/%),$(COMMON_SRCS)) \
                $(foreach rt,$(RT_GNUTM),$(wildcard runtime/$(rt)/*.c))

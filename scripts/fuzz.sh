@@ -21,7 +21,7 @@ echo "fuzz: building $out/fuzz_asm"
 "$cc" -std=gnu11 -g -O1 -I. -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-unused-parameter \
     -Wno-unused-function -fsanitize=fuzzer,address,undefined \
     -fno-sanitize-recover=undefined -pthread \
-    tests/fuzz/fuzz_asm.c workloads/lib/interp_asm.c workloads/lib/interp_programs.c \
+    tests/fuzz/fuzz_asm.c workloads/interp/asm.c workloads/interp/programs.c \
     -o "$out/fuzz_asm"
 corpus="$out/corpus"
 rm -rf "$corpus"

@@ -1,10 +1,10 @@
 /*
- * tests/test_interp_asm.c - the interp assembler/loader (workloads/lib/interp_asm.c):
+ * tests/test_interp_asm.c - the interp assembler/loader (workloads/interp/asm.c):
  * the built-in programs and the example programs under tests/programs load; every kind of bad program is
  * rejected with a message naming the right line; expressions, constants, call frames
  * and the atomic sections' object sets come out as documented in docs/interp.md.
  */
-#include "workloads/lib/interp_asm.h"
+#include "workloads/interp/asm.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

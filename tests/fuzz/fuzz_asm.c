@@ -11,7 +11,9 @@
 #define IV_UNLOCK(th, g, adepth) ((void)0)
 #define IV_ATOMIC_ENTER(th, set) ((void)0)
 #define IV_ATOMIC_EXIT(th) ((void)0)
-#include "workloads/interp_vm.h"
+#define IV_LOCK_OBJ(th, g, o, adepth, dyn) 0
+#define IV_UNLOCK_OBJ(th, g, o, adepth, k) ((void)(k))
+#include "workloads/interp/vm.h"
 
 #include <assert.h>
 #include <stddef.h>

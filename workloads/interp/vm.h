@@ -1,5 +1,5 @@
 /*
- * workloads/interp_vm.h - the interp workload's VM, objects, thread loop and check,
+ * workloads/interp/vm.h - the interp workload's VM, objects, thread loop and check,
  * written once against runtime/sync.h. Included by exactly two files:
  *   workloads/interp.c        (compiled per runtime: seq, mutex, gil, stm, itm): no locks
  *   workloads/interp_locks.c  (SYNC_RT=locks): per-object locks as in PEP 703
@@ -36,7 +36,7 @@
 #define INTERP_VM_H
 
 #include "runtime/sync.h"
-#include "workloads/lib/interp_asm.h"
+#include "workloads/interp/asm.h"
 #include "workloads/lib/wl_spin.h"
 #include "workloads/workload.h"
 
@@ -53,7 +53,7 @@
 #define IV_TXLEN_MAX 100000L                     /* --switch-interval auto: the longest slice */
 #define IV_TXLEN_START 100L                      /* ... and the first (the default interval) */
 
-enum { IV_K_PROGRAM, IV_K_SWITCH, IV_K_ITER, IV_NKNOBS };
+enum { IV_K_PROGRAM, IV_K_SWITCH, IV_K_ITER, IV_K_MEMORY, IV_NKNOBS };
 
 static const struct wl_knob iv_knobs[IV_NKNOBS] = {
     [IV_K_PROGRAM] = { "program", WL_KNOB_STR, 0, 0, 0, "counters",
@@ -65,6 +65,10 @@ static const struct wl_knob iv_knobs[IV_NKNOBS] = {
                       "(the default 100 elsewhere)" },
     [IV_K_ITER] = { "iterations", WL_KNOB_INT, 1000, 1, 1000000000, NULL,
                     "the constant ITER of the program (loop count of one run)" },
+    [IV_K_MEMORY] = { "memory", WL_KNOB_STR, 0, 0, 0, "raw",
+                      "raw (ints are words, nothing allocated), tracing (objects, a "
+                      "collector), refcount (objects, CPython's counts) or biased (PEP 703's "
+                      "counts): docs/interp.md" },
 };
 
 /* ---- shared-heap objects; every one starts with the header and a lock word (used
@@ -116,47 +120,6 @@ typedef SYNC_REF(struct iv_dict) iv_dict_ref;
 typedef SYNC_REF(struct iv_dir) iv_dir_ref;
 typedef SYNC_REF(struct iv_chunk) iv_chunk_ref;
 typedef SYNC_REF(struct iv_slots) iv_slots_ref;
-
-/* ---- thread-local VM state ---- */
-struct iv_frame {
-    int32_t ret_pc, base;
-};
-enum { IV_FAULT_NONE, IV_FAULT_LIST_FULL, IV_FAULT_DICT_FULL, IV_FAULT_STUCK };
-struct iv_vm {
-    int32_t pc, sp, base, nframes, adepth;
-    int32_t in_run;                  /* a run has started and not reached HALT */
-    int32_t stuck;                   /* an atomic section exceeded IV_ATOMIC_CAP */
-    int32_t fault_kind, fault_pc;    /* the first fault */
-    uint64_t faults;
-    uint64_t runs;                   /* completed runs (HALTs) */
-    struct iv_frame frames[IV_FRAMES_MAX];
-    int64_t vals[IV_VALS_MAX];
-};
-struct iv_thread {
-    struct iv_vm vm[2];
-    int cur;                         /* vm[cur]: state after the last completed slice */
-    int tid;
-    int unfinished;                  /* the run in progress did not end after stop */
-    uint64_t last_n;                 /* bytecodes of the last slice */
-    uint64_t held;                   /* locks variant: objects locked by an atomic section */
-    iv_ref obj[IV_MAX_GLOBALS];      /* this thread's instance of each object */
-} SYNC_CL_ALIGNED;
-
-struct iv_ctx {
-    struct iv_program *prog;
-    int nthreads;
-    int64_t interval;
-    iv_ref *objs;                    /* [g * nthreads + tid] (tid 0 for shared objects) */
-    iv_ref *placeholders;            /* like objs: the setup's per-thread objects, freed
-                                      * at teardown (see iv_own_objects) */
-    struct iv_thread *th;
-};
-
-static inline iv_ref iv_obj_of(const struct iv_ctx *cx, int g, int tid)
-{
-    return cx->objs[(size_t)g * (size_t)cx->nthreads +
-                    (size_t)(cx->prog->globals[g].per_thread ? tid : 0)];
-}
 
 /* ---- containers (callers hold what the variant needs; barriers inside) ---- */
 
@@ -264,6 +227,21 @@ static inline iv_slots_ref iv_slots_new(int64_t cap)
                                     (size_t)cap * sizeof(struct iv_entry));
 }
 
+/* A copy of s (cap slots, read) with twice the slots, new in this block (no barrier). */
+static iv_slots_ref iv_slots_grow(iv_slots_ref s, int64_t cap)
+{
+    int64_t ncap = cap * 2;
+    iv_slots_ref ns = iv_slots_new(ncap);
+    for (int64_t j = 0; j < cap; j++)
+        if (s->e[j].used) {
+            int64_t k = iv_dict_probe(ns, ncap, s->e[j].key);
+            ns->e[k].key = s->e[j].key;             /* field by field: no memcpy */
+            ns->e[k].val = s->e[j].val;             /* through a %gs reference */
+            ns->e[k].used = 1;
+        }
+    return ns;
+}
+
 static int iv_dict_set(iv_dict_ref d, int64_t key, int64_t val)
 {
     SYNC_READ(d);
@@ -281,18 +259,10 @@ static int iv_dict_set(iv_dict_ref d, int64_t key, int64_t val)
         return -1;
     SYNC_WRITE(d);
     if ((count + 1) * 4 > cap * 3) {                 /* grow to keep probes short */
-        int64_t ncap = cap * 2;
-        iv_slots_ref ns = iv_slots_new(ncap);        /* new in this block: no barrier */
-        for (int64_t j = 0; j < cap; j++)
-            if (s->e[j].used) {
-                int64_t k = iv_dict_probe(ns, ncap, s->e[j].key);
-                ns->e[k].key = s->e[j].key;             /* field by field: no memcpy */
-                ns->e[k].val = s->e[j].val;             /* through a %gs reference */
-                ns->e[k].used = 1;
-            }
+        iv_slots_ref ns = iv_slots_grow(s, cap);
         SYNC_FREE(s);
         d->slots = s = ns;
-        d->cap = cap = ncap;
+        d->cap = cap = cap * 2;
         i = iv_dict_probe(s, cap, key);
     } else {
         SYNC_WRITE(s);
@@ -315,6 +285,64 @@ static inline int64_t iv_dict_sum(iv_dict_ref d)
             t = iv_add(t, s->e[j].val);
     return t;
 }
+
+#include "workloads/interp/obj.h"
+
+/* ---- thread-local VM state ---- */
+struct iv_frame {
+    int32_t ret_pc, base;
+};
+enum { IV_FAULT_NONE, IV_FAULT_LIST_FULL, IV_FAULT_DICT_FULL, IV_FAULT_STUCK, IV_FAULT_TYPE };
+struct iv_vm {
+    int32_t pc, sp, base, nframes, adepth;
+    int32_t in_run;                  /* a run has started and not reached HALT */
+    int32_t stuck;                   /* an atomic section exceeded IV_ATOMIC_CAP */
+    int32_t fault_kind, fault_pc;    /* the first fault */
+    uint64_t faults;
+    uint64_t runs;                   /* completed runs (HALTs) */
+    uint64_t allocs, frees;          /* objects allocated and freed by slices (object
+                                      * model): in the VM state, so a re-run slice's
+                                      * are forgotten with it */
+    struct iv_frame frames[IV_FRAMES_MAX];
+    int64_t vals[IV_VALS_MAX];
+};
+struct iv_thread {
+    struct iv_vm vm[2];
+    int cur;                         /* vm[cur]: state after the last completed slice */
+    int tid;
+    int unfinished;                  /* the run in progress did not end after stop */
+    uint64_t last_n;                 /* bytecodes of the last slice */
+    uint64_t held;                   /* locks variant: objects locked by an atomic section */
+    iv_ref obj[IV_MAX_GLOBALS];      /* this thread's instance of each object */
+    uint64_t gobj[IV_MAX_GLOBALS];   /* object model: the tagged value of each declared
+                                      * list or dict (obj[g] with its type) */
+    struct iv_mem mem;               /* object model: allocation, counts, collector */
+} SYNC_CL_ALIGNED;
+
+struct iv_ctx {
+    struct iv_program *prog;
+    int nthreads;
+    int memory;                      /* enum iv_memory */
+    _Atomic int gc_req;              /* tracing: a collection runs (objvm.h's handshake) */
+    int64_t *konst;                  /* object model: PUSH's value per instruction */
+    uint64_t *gobj;                  /* object model: like objs, tagged (lists, dicts) */
+    struct iv_mem **mems;            /* [tid]: &th[tid].mem */
+    iv_val *pobj;                    /* object model: the globals' first values (boxes) */
+    size_t npobj, cappobj;
+    pthread_mutex_t pobj_mu;
+    int64_t interval;
+    iv_ref *objs;                    /* [g * nthreads + tid] (tid 0 for shared objects) */
+    iv_ref *placeholders;            /* like objs: the setup's per-thread objects, freed
+                                      * at teardown (see iv_own_objects) */
+    struct iv_thread *th;
+};
+
+static inline iv_ref iv_obj_of(const struct iv_ctx *cx, int g, int tid)
+{
+    return cx->objs[(size_t)g * (size_t)cx->nthreads +
+                    (size_t)(cx->prog->globals[g].per_thread ? tid : 0)];
+}
+
 
 /* ---- the interpreter ---- */
 
@@ -548,7 +576,41 @@ static uint64_t iv_block(struct iv_ctx *cx, struct wl_thread *t)
     return th->vm[th->cur].stuck ? 0 : th->last_n;
 }
 
-static iv_ref iv_new_object(const struct iv_global *gl);
+#include "workloads/interp/objvm.h"
+
+/* The same for the object model: the slice's allocations enter the registry inside
+ * the block (dropped again if it re-runs); at the boundary the thread parks while
+ * another collects, merges what others queued to it (biased under locks), and
+ * collects when its registry passed its mark. */
+static uint64_t iv_block_obj(struct iv_ctx *cx, struct wl_thread *t)
+{
+    struct iv_thread *th = t->priv;
+    int64_t budget = t->tx_len;
+#if IV_GC_STOPS_WORLD
+    /* relaxed: a hint; iv_gc_park's seq_cst loads decide (objvm.h's handshake) */
+    if (atomic_load_explicit(&cx->gc_req, memory_order_relaxed))
+        iv_gc_park(cx, th);
+#endif
+#if IV_COUNT_ATOMIC
+    /* relaxed: a hint; the drain takes the inbox under its mutex */
+    if (__atomic_load_n(&th->mem.ninbox, __ATOMIC_RELAXED))
+        iv_brc_drain(cx, th, &th->vm[th->cur]);
+#endif
+    SYNC_ATOMIC("interp.slice") {
+        struct iv_vm *w = &th->vm[th->cur ^ 1];
+        th->mem.nreg = th->mem.reg_mark;
+        iv_vm_copy(w, &th->vm[th->cur]);
+        th->last_n = iv_run_obj(cx, th, w, budget);
+    }
+    th->mem.reg_mark = th->mem.nreg;
+    WL_TXLEN_AFTER(t, th->last_n);
+    th->cur ^= 1;
+    if (SYNC_UNLIKELY(th->mem.nreg > th->mem.gc_at))
+        iv_gc(cx, th);
+    return th->vm[th->cur].stuck ? 0 : th->last_n;
+}
+
+static iv_ref iv_new_object(const struct iv_ctx *cx, const struct iv_global *gl, int tid);
 
 /* A thread's `.per_thread` objects are allocated by the thread itself, as a program's
  * threads allocate their own objects: the setup's placeholders (allocated together by
@@ -565,7 +627,10 @@ static void iv_own_objects(struct iv_ctx *cx, struct iv_thread *th)
         /* Freed at teardown, not now: a freed placeholder would be reused by this
          * thread's next allocation of its size, back among everybody's objects. */
         cx->placeholders[k] = cx->objs[k];
-        cx->objs[k] = th->obj[g] = iv_new_object(gl);
+        cx->objs[k] = th->obj[g] = iv_new_object(cx, gl, th->tid);
+        if (cx->memory != IV_MEM_RAW && gl->kind != IV_KIND_INT)
+            cx->gobj[k] = th->gobj[g] = iv_tagged((iv_oref)th->obj[g], gl->kind == IV_KIND_LIST
+                                                                          ? IV_T_LIST : IV_T_DICT);
     }
 }
 
@@ -575,8 +640,17 @@ static void iv_thread_run(void *ctx, struct wl_thread *t)
     struct iv_thread *th = &cx->th[t->tid];
     t->priv = th;
     wl_txlen_init(t, cx->interval, IV_TXLEN_START, IV_TXLEN_MAX);
+    bool objects = cx->memory != IV_MEM_RAW;
+    if (objects) {
+        /* seq_cst: the handshake's store (objvm.h); then park if a collection runs */
+        atomic_store_explicit(&th->mem.safe, 0, memory_order_seq_cst);
+        iv_gc_park(cx, th);
+    }
     iv_own_objects(cx, th);
-    WL_LOOP(cx, t, iv_block);
+    if (objects)
+        WL_LOOP(cx, t, iv_block_obj);
+    else
+        WL_LOOP(cx, t, iv_block);
     /* Finish the run in progress so the heap holds whole runs only. */
     uint64_t drained = 0;
     while (th->vm[th->cur].in_run && !th->vm[th->cur].stuck) {
@@ -584,7 +658,7 @@ static void iv_thread_run(void *ctx, struct wl_thread *t)
             th->unfinished = 1;
             break;
         }
-        uint64_t n = iv_block(cx, t);
+        uint64_t n = objects ? iv_block_obj(cx, t) : iv_block(cx, t);
         t->ops += n;
         t->blocks++;
         if (n)
@@ -592,13 +666,27 @@ static void iv_thread_run(void *ctx, struct wl_thread *t)
         drained += n;
         sync_tick();
     }
+    if (objects) {
+#if IV_COUNT_ATOMIC
+        iv_brc_drain(cx, th, &th->vm[th->cur]);
+#endif
+        /* seq_cst: the handshake's store: a finished thread never holds a collection */
+        atomic_store_explicit(&th->mem.safe, 1, memory_order_seq_cst);
+    }
 }
 
 /* ---- load, setup, check ---- */
 
 static int iv_load(const struct wl_args *a, struct iv_program **out, char *err, size_t errlen)
 {
-    struct iv_params p = { .iterations = a->ival[IV_K_ITER], .threads = a->nthreads };
+    const char *mem = a->sval[IV_K_MEMORY] ? a->sval[IV_K_MEMORY] : "raw";
+    struct iv_params p = { .iterations = a->ival[IV_K_ITER], .threads = a->nthreads,
+                           .memory = iv_memory_find(mem) };
+    if (p.memory < 0) {
+        snprintf(err, errlen, "--memory: unknown mode '%s' (raw, tracing, refcount or biased)",
+                 mem);
+        return -1;
+    }
     const char *spec = a->sval[IV_K_PROGRAM] ? a->sval[IV_K_PROGRAM] : "counters";
     char msg[400];
     if (iv_asm_load(spec, &p, out, msg, sizeof msg) < 0) {
@@ -617,15 +705,57 @@ static int iv_validate(const struct wl_args *a, char *err, size_t errlen)
     return 0;
 }
 
-static iv_ref iv_new_object(const struct iv_global *gl)
+/* An object of the program (a constant, a global's first value, a declared list or
+ * dict) in the object model: never in a registry, never freed before the teardown
+ * (refcount: one reference more, the program's; biased: immortal, or counted by its
+ * owner for a container). Called inside a block. */
+static void iv_program_obj(const struct iv_ctx *cx, iv_oref o, int tid, bool container)
+{
+    o->owner = cx->memory == IV_MEM_BIASED && !container ? IV_IMMORTAL : tid;
+    o->rc = container ? 1 : 2;
+}
+
+static iv_val iv_program_int(const struct iv_ctx *cx, int64_t v)
+{
+    if (iv_fits_small(v))
+        return iv_small(v);
+    iv_box_ref b = SYNC_ALLOC(struct iv_box);
+    b->value = v;
+    iv_program_obj(cx, (iv_oref)b, 0, false);
+    return iv_tagged((iv_oref)b, IV_T_BOX);
+}
+
+/* Records a program's object for the teardown (threads make their own objects). */
+static void iv_program_keep(const struct iv_ctx *cx0, iv_val w)
+{
+    struct iv_ctx *cx = (struct iv_ctx *)cx0;
+    pthread_mutex_lock(&cx->pobj_mu);
+    iv_grow(&cx->pobj, &cx->cappobj, cx->npobj + 1);
+    cx->pobj[cx->npobj++] = w;
+    pthread_mutex_unlock(&cx->pobj_mu);
+}
+
+static iv_ref iv_new_object(const struct iv_ctx *cx, const struct iv_global *gl, int tid)
 {
     iv_ref r = SYNC_NULL;
+    iv_val first = 0;
+    bool objects = cx->memory != IV_MEM_RAW;
     SYNC_ATOMIC("interp.setup") {
-        /* A re-run re-allocates: only `r` (assigned) survives the block. */
+        /* A re-run re-allocates: only `r` and `first` (assigned) survive the block. */
         if (gl->kind == IV_KIND_INT) {
             iv_cell_ref c = SYNC_ALLOC(struct iv_cell);
-            c->value = gl->init;
+            first = objects ? iv_program_int(cx, gl->init) : 0;
+            c->value = objects ? (int64_t)first : gl->init;
             r = (iv_ref)c;
+        } else if (objects) {
+            size_t sz = gl->kind == IV_KIND_LIST ? sizeof(struct iv_olist) : sizeof(struct iv_odict);
+            iv_oref o = (iv_oref)sync_alloc(sz < 128 ? 128 : sz);   /* a line of its own */
+            iv_program_obj(cx, o, tid, true);
+            if (gl->kind == IV_KIND_DICT) {
+                ((iv_odict_ref)o)->cap = 8;
+                ((iv_odict_ref)o)->slots = iv_slots_new(8);
+            }
+            r = (iv_ref)o;
         } else if (gl->kind == IV_KIND_LIST) {
             iv_list_ref l = SYNC_ALLOC(struct iv_list);
             l->dir = SYNC_ALLOC(struct iv_dir);
@@ -637,13 +767,31 @@ static iv_ref iv_new_object(const struct iv_global *gl)
             r = (iv_ref)d;
         }
     }
+    if (iv_vtype(first) == IV_T_BOX)
+        iv_program_keep(cx, first);
     return r;
 }
 
-static void iv_free_object(const struct iv_global *gl, iv_ref r)
+static void iv_free_object(const struct iv_ctx *cx, const struct iv_global *gl, iv_ref r)
 {
+    bool objects = cx->memory != IV_MEM_RAW;
+    struct iv_thread *th = &cx->th[0];
     SYNC_ATOMIC("interp.teardown") {
-        if (gl->kind == IV_KIND_LIST) {
+        if (objects && gl->kind == IV_KIND_INT) {
+            iv_cell_ref c = (iv_cell_ref)r;
+            SYNC_READ(c);
+            iv_val v = (iv_val)c->value;
+            /* tracing: a registry's object, or the program's (freed with the constants) */
+            if (cx->memory != IV_MEM_TRACING && iv_vtype(v) != IV_T_INT)
+                iv_decref(cx, th, &th->vm[th->cur], v);
+        } else if (objects) {
+            iv_val w = iv_tagged((iv_oref)r, gl->kind == IV_KIND_LIST ? IV_T_LIST : IV_T_DICT);
+            if (cx->memory == IV_MEM_TRACING)
+                iv_free_obj(w);
+            else
+                iv_release(cx, th, &th->vm[th->cur], w);  /* its elements' references */
+            r = SYNC_NULL;
+        } else if (gl->kind == IV_KIND_LIST) {
             iv_list_ref l = (iv_list_ref)r;
             SYNC_READ(l);
             iv_dir_ref d = l->dir;
@@ -657,8 +805,46 @@ static void iv_free_object(const struct iv_global *gl, iv_ref r)
             SYNC_READ(d);
             SYNC_FREE(d->slots);
         }
-        SYNC_FREE(r);
+        if (r != SYNC_NULL)
+            SYNC_FREE(r);
     }
+}
+
+/* The object model's own teardown: what the registries still hold (tracing), the
+ * constants and the globals' first values. */
+static void iv_free_model(struct iv_ctx *cx)
+{
+    if (cx->memory == IV_MEM_TRACING)
+        for (int t = 0; t < cx->nthreads; t++) {
+            struct iv_mem *m = &cx->th[t].mem;
+            SYNC_ATOMIC("interp.teardown") {
+                for (size_t i = 0; i < m->nreg; i++)
+                    iv_free_obj(m->reg[i]);
+            }
+        }
+    for (int t = 0; t < cx->nthreads; t++) {
+        struct iv_mem *m = &cx->th[t].mem;
+        free(m->reg);
+        free(m->work);
+        free(m->drop);
+        free(m->inbox);
+        pthread_mutex_destroy(&m->inbox_mu);
+    }
+    if (cx->konst) {
+        SYNC_ATOMIC("interp.teardown") {
+            for (int i = 0; i < cx->prog->ncode; i++)
+                if (iv_vtype((iv_val)cx->konst[i]) == IV_T_BOX)
+                    SYNC_FREE(iv_vref((iv_val)cx->konst[i]));
+        }
+    }
+    if (cx->npobj) {
+        SYNC_ATOMIC("interp.teardown") {
+            for (size_t i = 0; i < cx->npobj; i++)
+                SYNC_FREE(iv_vref(cx->pobj[i]));
+        }
+    }
+    free(cx->pobj);
+    pthread_mutex_destroy(&cx->pobj_mu);
 }
 
 static void iv_teardown(void *ctx)
@@ -672,11 +858,16 @@ static void iv_teardown(void *ctx)
             for (int t = 0; t < (gl->per_thread ? cx->nthreads : 1); t++) {
                 size_t k = (size_t)g * (size_t)cx->nthreads + (size_t)t;
                 if (cx->objs[k] != SYNC_NULL)
-                    iv_free_object(gl, cx->objs[k]);
+                    iv_free_object(cx, gl, cx->objs[k]);
                 if (cx->placeholders && cx->placeholders[k] != SYNC_NULL)
-                    iv_free_object(gl, cx->placeholders[k]);
+                    iv_free_object(cx, gl, cx->placeholders[k]);
             }
         }
+    if (cx->memory != IV_MEM_RAW && cx->th && cx->prog)
+        iv_free_model(cx);
+    free(cx->konst);
+    free(cx->gobj);
+    free(cx->mems);
     free(cx->objs);
     free(cx->placeholders);
     free(cx->th);
@@ -697,28 +888,59 @@ static void *iv_setup(const struct wl_args *a, char *err, size_t errlen)
     }
     int n = a->nthreads;
     cx->nthreads = n;
+    cx->memory = cx->prog->params.memory;
     cx->interval = a->ival[IV_K_SWITCH];          /* WL_LEN_AUTO: adaptive */
+    pthread_mutex_init(&cx->pobj_mu, NULL);
     size_t nobjs = (size_t)(cx->prog->nglobals ? cx->prog->nglobals : 1) * (size_t)n;
     cx->objs = calloc(nobjs, sizeof *cx->objs);
     cx->placeholders = calloc(nobjs, sizeof *cx->placeholders);
+    cx->gobj = calloc(nobjs, sizeof *cx->gobj);
+    cx->konst = calloc((size_t)cx->prog->ncode, sizeof *cx->konst);
+    cx->mems = calloc((size_t)n, sizeof *cx->mems);
     size_t thsz = ((size_t)n * sizeof *cx->th + SYNC_CACHELINE - 1) & ~(size_t)(SYNC_CACHELINE - 1);
     cx->th = aligned_alloc(SYNC_CACHELINE, thsz);
-    if (!cx->objs || !cx->placeholders || !cx->th) {
+    if (!cx->objs || !cx->placeholders || !cx->th || !cx->gobj || !cx->konst || !cx->mems) {
         snprintf(err, errlen, "interp: out of memory for %d threads", n);
+        free(cx->th);
+        cx->th = NULL;
         iv_teardown(cx);
         return NULL;
     }
     memset(cx->th, 0, thsz);
+    for (int t = 0; t < n; t++) {
+        struct iv_mem *m = &cx->th[t].mem;
+        pthread_mutex_init(&m->inbox_mu, NULL);
+        atomic_init(&m->safe, 1);                 /* not started: never holds a collection */
+        m->gc_at = IV_GC_MIN;
+        cx->mems[t] = m;
+    }
+    atomic_init(&cx->gc_req, 0);
     for (int g = 0; g < cx->prog->nglobals; g++) {
         const struct iv_global *gl = &cx->prog->globals[g];
-        for (int t = 0; t < (gl->per_thread ? n : 1); t++)
-            cx->objs[(size_t)g * (size_t)n + (size_t)t] = iv_new_object(gl);
+        for (int t = 0; t < (gl->per_thread ? n : 1); t++) {
+            size_t k = (size_t)g * (size_t)n + (size_t)t;
+            cx->objs[k] = iv_new_object(cx, gl, t);
+            if (cx->memory != IV_MEM_RAW && gl->kind != IV_KIND_INT)
+                cx->gobj[k] = iv_tagged((iv_oref)cx->objs[k], gl->kind == IV_KIND_LIST
+                                                                  ? IV_T_LIST : IV_T_DICT);
+        }
+    }
+    if (cx->memory != IV_MEM_RAW) {
+        const struct iv_program *pr = cx->prog;
+        SYNC_ATOMIC("interp.setup") {
+            for (int i = 0; i < pr->ncode; i++)
+                cx->konst[i] = pr->code[i].op == IV_PUSH ? (int64_t)iv_program_int(cx, pr->code[i].v)
+                                                         : 0;
+        }
     }
     for (int t = 0; t < n; t++) {
         struct iv_thread *th = &cx->th[t];
         th->tid = t;
-        for (int g = 0; g < cx->prog->nglobals; g++)
+        for (int g = 0; g < cx->prog->nglobals; g++) {
             th->obj[g] = iv_obj_of(cx, g, t);
+            th->gobj[g] = cx->gobj[(size_t)g * (size_t)n +
+                                   (size_t)(cx->prog->globals[g].per_thread ? t : 0)];
+        }
         iv_vm_reset(&th->vm[0], cx->prog->main_nlocals);
     }
     return cx;
@@ -726,13 +948,65 @@ static void *iv_setup(const struct wl_args *a, char *err, size_t errlen)
 
 struct iv_check_env {
     const struct iv_ctx *cx;
+    int not_int;                     /* object model: an expectation read a list or dict
+                                      * where it needs an int (assigned in the block) */
 };
+
+/* An element or cell value as the expectations see it: an int, or 0 and not_int. */
+static int64_t iv_check_int(struct iv_check_env *ce, iv_val w)
+{
+    if (iv_vtype(w) == IV_T_INT)
+        return (int64_t)w >> 4;
+    if (iv_vtype(w) == IV_T_BOX) {
+        iv_box_ref b = (iv_box_ref)iv_vref(w);
+        SYNC_READ(b);
+        return b->value;
+    }
+    ce->not_int = 1;
+    return 0;
+}
+
+static int64_t iv_check_model(struct iv_check_env *ce, int what, iv_ref r, int kind,
+                              int64_t key)
+{
+    if (kind == IV_KIND_INT) {
+        iv_cell_ref c = (iv_cell_ref)r;
+        SYNC_READ(c);
+        return iv_check_int(ce, (iv_val)c->value);
+    }
+    iv_olist_ref l = (iv_olist_ref)r;
+    iv_odict_ref d = (iv_odict_ref)r;
+    bool list = kind == IV_KIND_LIST;
+    switch (what) {
+    case IV_E_LEN:
+        return list ? iv_olist_len(l) : iv_odict_len(d);
+    case IV_E_SUM: {
+        int64_t t = 0;
+        if (list) {
+            for (int64_t i = 0, n = iv_olist_len(l); i < n; i++)
+                t = iv_add(t, iv_check_int(ce, iv_olist_get(l, i)));
+        } else {
+            SYNC_READ(d);
+            iv_slots_ref s = d->slots;
+            SYNC_READ(s);
+            for (int64_t j = 0; j < d->cap; j++)
+                if (s->e[j].used)
+                    t = iv_add(t, iv_check_int(ce, (iv_val)s->e[j].val));
+        }
+        return t;
+    }
+    default:
+        return iv_check_int(ce, list ? iv_olist_get(l, key) : iv_odict_get(d, key));
+    }
+}
 
 static int64_t iv_check_obj(void *u, int what, int g, int64_t tid, int64_t key)
 {
     const struct iv_ctx *cx = ((struct iv_check_env *)u)->cx;
     iv_ref r = iv_obj_of(cx, g, (int)tid);
     int kind = cx->prog->globals[g].kind;
+    if (cx->memory != IV_MEM_RAW)
+        return iv_check_model(u, what, r, kind, key);
     switch (what) {
     case IV_E_GVAL: {
         iv_cell_ref c = (iv_cell_ref)r;
@@ -755,6 +1029,8 @@ static const char *iv_fault_name(int k)
     case IV_FAULT_LIST_FULL: return "list full (" "max 65536 elements)";
     case IV_FAULT_DICT_FULL: return "dict full (max 1024 keys)";
     case IV_FAULT_STUCK: return "an atomic section never reached its ATOMIC_END";
+    case IV_FAULT_TYPE: return "a value of the wrong type (a list or dict where an int is "
+                               "expected, or an int or dict where a list is)";
     default: return "?";
     }
 }
@@ -786,9 +1062,11 @@ static int iv_check(void *ctx, struct wl_thread *threads, int nthreads, char *ms
     }
     int bad = -1, bad_tid = 0;
     int64_t bad_l = 0, bad_r = 0, bad_runs = 0;
-    struct iv_check_env ce = { cx };
+    struct iv_check_env ce = { .cx = cx };
+    int bad_type = 0;
     SYNC_ATOMIC("interp.check") {
         bad = -1;
+        ce.not_int = 0;
         for (int e = 0; e < pr->nexpects && bad < 0; e++) {
             const struct iv_expect *ex = &pr->expects[e];
             int nt = ex->per_thread ? cx->nthreads : 1;
@@ -800,7 +1078,8 @@ static int iv_check(void *ctx, struct wl_thread *threads, int nthreads, char *ms
                     .obj = iv_check_obj, .u = &ce,
                 };
                 int64_t l = iv_expr_eval(&ex->lhs, &env), r = iv_expr_eval(&ex->rhs, &env);
-                if (l != r) {
+                bad_type = ce.not_int;
+                if (l != r || bad_type) {
                     bad = e;
                     bad_tid = t;
                     bad_l = l;
@@ -815,6 +1094,11 @@ static int iv_check(void *ctx, struct wl_thread *threads, int nthreads, char *ms
         char who[32] = "";
         if (ex->per_thread)
             snprintf(who, sizeof who, " for thread %d", bad_tid);
+        if (bad_type) {
+            snprintf(msg, msglen, "interp %s: line %d: `.expect %s` reads a list or dict "
+                     "where it needs an int%s", pr->name, ex->line, ex->text, who);
+            return -1;
+        }
         snprintf(msg, msglen, "interp %s: line %d: `.expect %s` fails%s: %lld != %lld "
                  "(RUNS=%lld, THREADS=%d, ITER=%lld)", pr->name, ex->line, ex->text, who,
                  (long long)bad_l, (long long)bad_r, (long long)bad_runs, cx->nthreads,

@@ -1,11 +1,11 @@
 /*
- * workloads/lib/interp_programs.c - the interp workload's built-in programs, as
+ * workloads/interp/programs.c - the interp workload's built-in programs, as
  * assembler text (format: docs/interp.md). Each thread runs its program over and over;
  * ITER is --iterations, THREADS the thread count, and every `.expect` is checked after
  * the run against RUNS, the number of complete runs (per thread for `.per_thread`
  * objects, all threads together otherwise).
  */
-#include "workloads/lib/interp_asm.h"
+#include "workloads/interp/asm.h"
 
 #include <string.h>
 

@@ -1,0 +1,676 @@
+/*
+ * workloads/interp/objvm.h - the interpreter's loop for the object model (--memory
+ * tracing, refcount, biased), its allocation, freeing and collector. Included by
+ * workloads/interp/vm.h after its structures; the model and its invariants are in
+ * workloads/interp/obj.h. The raw mode keeps vm.h's own loop (iv_run), unchanged.
+ *
+ * The collector's handshake (tracing, IV_GC_STOPS_WORLD):
+ *   collector:  CAS gc_req 0 -> 1 (seq_cst); wait until every other thread's safe is 1
+ *               (seq_cst loads); collect; store gc_req 0 (release)
+ *   a thread:   safe = 0 (seq_cst) then load gc_req (seq_cst) when it starts running
+ *               slices and after each park; at each slice boundary, if gc_req: safe = 1
+ *               (seq_cst: its VM state and registry are complete before it), wait for
+ *               gc_req 0 (acquire: the collection's frees and registry edits before
+ *               it), then as at the start
+ * Dekker's argument on the seq_cst pair (safe store, gc_req load) against (gc_req
+ * store, safe load): a thread that runs a slice has either seen gc_req set (and parks
+ * first) or its safe = 0 is seen by the collector, which then waits.
+ */
+#ifndef IV_OBJVM_H
+#define IV_OBJVM_H
+
+/* ---- allocation ---- */
+
+/* A new object's counts and registry entry; w is its tagged value. */
+static inline void iv_born(const struct iv_ctx *cx, struct iv_thread *th, struct iv_vm *vm,
+                           iv_oref o, iv_val w)
+{
+    vm->allocs++;
+    o->owner = th->tid;
+    if (cx->memory == IV_MEM_TRACING) {
+        struct iv_mem *m = &th->mem;
+        iv_grow(&m->reg, &m->capreg, m->nreg + 1);
+        m->reg[m->nreg++] = w;
+    } else {
+        o->rc = 1;                        /* the reference the creator pushes */
+    }
+}
+
+static iv_val iv_new_box(const struct iv_ctx *cx, struct iv_thread *th, struct iv_vm *vm,
+                         int64_t v)
+{
+    iv_box_ref b = SYNC_ALLOC(struct iv_box);
+    b->value = v;
+    iv_val w = iv_tagged((iv_oref)b, IV_T_BOX);
+    iv_born(cx, th, vm, (iv_oref)b, w);
+    return w;
+}
+
+static inline iv_val iv_make_int(const struct iv_ctx *cx, struct iv_thread *th,
+                                 struct iv_vm *vm, int64_t v)
+{
+    return iv_fits_small(v) ? iv_small(v) : iv_new_box(cx, th, vm, v);
+}
+
+/* A list or dict; `padded` (the program's declared ones) on cache lines of its own. */
+static iv_val iv_new_container(const struct iv_ctx *cx, struct iv_thread *th,
+                               struct iv_vm *vm, int type, bool padded)
+{
+    size_t sz = type == IV_T_LIST ? sizeof(struct iv_olist) : sizeof(struct iv_odict);
+    iv_oref o = (iv_oref)sync_alloc(padded && sz < 128 ? 128 : sz);
+    if (type == IV_T_DICT) {
+        iv_odict_ref d = (iv_odict_ref)o;
+        d->cap = 8;
+        d->slots = iv_slots_new(8);
+    }
+    iv_val w = iv_tagged(o, type);
+    iv_born(cx, th, vm, o, w);
+    return w;
+}
+
+/* Frees the object of w and what it holds: the memory of a container and, in the
+ * counting modes, one reference of each element (freeing those that reach 0 in turn,
+ * from a work list: no recursion however deep the nesting). */
+static void iv_free_obj(iv_val w)
+{
+    iv_oref o = iv_vref(w);
+    if (iv_vtype(w) == IV_T_LIST) {
+        iv_olist_ref l = (iv_olist_ref)o;
+        SYNC_READ(l);
+        if (l->items != SYNC_NULL)
+            SYNC_FREE(l->items);
+    } else if (iv_vtype(w) == IV_T_DICT) {
+        iv_odict_ref d = (iv_odict_ref)o;
+        SYNC_READ(d);
+        SYNC_FREE(d->slots);
+    }
+    SYNC_FREE(o);
+}
+
+static void iv_drop_into(const struct iv_ctx *cx, struct iv_thread *th, iv_val w)
+{
+    if (iv_vtype(w) != IV_T_INT && iv_decref_(cx->memory, th->tid, w, cx->mems)) {
+        struct iv_mem *m = &th->mem;
+        iv_grow(&m->work, &m->capwork, m->nwork + 1);
+        m->work[m->nwork++] = w;
+    }
+}
+
+static SYNC_NOINLINE void iv_release(const struct iv_ctx *cx, struct iv_thread *th,
+                                     struct iv_vm *vm, iv_val w)
+{
+    struct iv_mem *m = &th->mem;
+    m->nwork = 0;
+    iv_grow(&m->work, &m->capwork, 1);
+    m->work[m->nwork++] = w;
+    while (m->nwork > 0) {
+        iv_val x = m->work[--m->nwork];
+        if (iv_vtype(x) == IV_T_LIST) {
+            iv_olist_ref l = (iv_olist_ref)iv_vref(x);
+            int64_t n = iv_olist_len(l);
+            for (int64_t i = 0; i < n; i++)
+                iv_drop_into(cx, th, iv_olist_get(l, i));
+        } else if (iv_vtype(x) == IV_T_DICT) {
+            iv_odict_ref d = (iv_odict_ref)iv_vref(x);
+            SYNC_READ(d);
+            iv_slots_ref s = d->slots;
+            SYNC_READ(s);
+            for (int64_t j = 0; j < d->cap; j++)
+                if (s->e[j].used)
+                    iv_drop_into(cx, th, (iv_val)s->e[j].val);
+        }
+        iv_free_obj(x);
+        vm->frees++;
+    }
+}
+
+/* Drops one reference (refcount, biased); nothing for small ints and under tracing. */
+static inline void iv_decref(const struct iv_ctx *cx, struct iv_thread *th, struct iv_vm *vm,
+                             iv_val w)
+{
+    if (iv_vtype(w) == IV_T_INT || cx->memory == IV_MEM_TRACING)
+        return;
+    if (iv_decref_(cx->memory, th->tid, w, cx->mems))
+        iv_release(cx, th, vm, w);
+}
+
+#if IV_COUNT_ATOMIC
+/* biased under locks, at a slice boundary: merge the objects others queued to this
+ * owner (their shared count went below 0), freeing those whose total is 0. */
+static SYNC_NOINLINE void iv_brc_drain(const struct iv_ctx *cx, struct iv_thread *th,
+                                       struct iv_vm *vm)
+{
+    struct iv_mem *m = &th->mem;
+    pthread_mutex_lock(&m->inbox_mu);
+    size_t n = m->ninbox;
+    iv_val *q = m->inbox;
+    m->inbox = NULL;
+    m->ninbox = m->capinbox = 0;
+    pthread_mutex_unlock(&m->inbox_mu);
+    for (size_t i = 0; i < n; i++) {
+        iv_oref o = iv_vref(q[i]);
+        int64_t local = o->rc;
+        o->rc = 0;
+        /* acq_rel: as the decrements of obj.h; adds the owner's count and merges */
+        int64_t old = __atomic_fetch_add(&o->rcs, local * 4 + IV_BRC_MERGED, __ATOMIC_ACQ_REL);
+        if ((old >> 2) + local == 0)
+            iv_release(cx, th, vm, q[i]);
+    }
+    free(q);
+}
+#endif
+
+/* ---- the tracing collector ---- */
+
+struct iv_markset {
+    iv_val *slot;
+    size_t mask;
+};
+
+static bool iv_mark_has(const struct iv_markset *ms, iv_val w)
+{
+    for (size_t i = (size_t)(iv_hash((int64_t)w) & ms->mask);; i = (i + 1) & ms->mask) {
+        if (ms->slot[i] == w)
+            return true;
+        if (ms->slot[i] == 0)
+            return false;
+    }
+}
+
+/* Marks w; 1 if it was not marked before. */
+static int iv_mark_add(struct iv_markset *ms, iv_val w)
+{
+    for (size_t i = (size_t)(iv_hash((int64_t)w) & ms->mask);; i = (i + 1) & ms->mask) {
+        if (ms->slot[i] == w)
+            return 0;
+        if (ms->slot[i] == 0) {
+            ms->slot[i] = w;
+            return 1;
+        }
+    }
+}
+
+/* Marks what w reaches (a work list in th->mem.work). */
+static void iv_mark_from(struct iv_markset *ms, struct iv_mem *m, iv_val w)
+{
+    if (iv_vtype(w) == IV_T_INT || !iv_mark_add(ms, w))
+        return;
+    m->nwork = 0;
+    iv_grow(&m->work, &m->capwork, 1);
+    m->work[m->nwork++] = w;
+    while (m->nwork > 0) {
+        iv_val x = m->work[--m->nwork];
+        int64_t n = 0;
+        iv_olist_ref l = SYNC_NULL;
+        iv_slots_ref s = SYNC_NULL;
+        if (iv_vtype(x) == IV_T_LIST) {
+            l = (iv_olist_ref)iv_vref(x);
+            n = iv_olist_len(l);
+        } else if (iv_vtype(x) == IV_T_DICT) {
+            iv_odict_ref d = (iv_odict_ref)iv_vref(x);
+            SYNC_READ(d);
+            s = d->slots;
+            SYNC_READ(s);
+            n = d->cap;
+        }
+        for (int64_t i = 0; i < n; i++) {
+            iv_val e = l != SYNC_NULL ? iv_olist_get(l, i)
+                                      : s->e[i].used ? (iv_val)s->e[i].val : 0;
+            if (iv_vtype(e) != IV_T_INT && iv_mark_add(ms, e)) {
+                iv_grow(&m->work, &m->capwork, m->nwork + 1);
+                m->work[m->nwork++] = e;
+            }
+        }
+    }
+}
+
+/* A collection (the caller made sure no other thread runs a slice). Marks from every
+ * thread's committed VM state and the program's objects, frees every registry entry
+ * left unmarked, and compacts the registries after the block (a re-run of the block
+ * frees the same set again, from the same registries). */
+static SYNC_NOINLINE void iv_gc_collect(struct iv_ctx *cx, struct iv_thread *self)
+{
+    size_t total = 64;
+    for (int t = 0; t < cx->nthreads; t++)
+        total += cx->th[t].mem.nreg;
+    size_t cap = 1;
+    while (cap < 2 * total)
+        cap *= 2;
+    struct iv_markset ms = { .slot = malloc(cap * sizeof(iv_val)), .mask = cap - 1 };
+    if (!ms.slot)
+        sync_out_of_resources("interp: out of memory for a collection of %zu objects", total);
+    const struct iv_program *pr = cx->prog;
+    uint64_t freed = 0;
+    SYNC_ATOMIC("interp.gc") {
+        memset(ms.slot, 0, cap * sizeof(iv_val));
+        for (int t = 0; t < cx->nthreads; t++) {
+            const struct iv_vm *v = &cx->th[t].vm[cx->th[t].cur];
+            for (int32_t i = 0; i < v->sp; i++)
+                iv_mark_from(&ms, &self->mem, (iv_val)v->vals[i]);
+        }
+        for (int g = 0; g < pr->nglobals; g++)
+            for (int t = 0; t < (pr->globals[g].per_thread ? cx->nthreads : 1); t++) {
+                iv_ref r = iv_obj_of(cx, g, t);
+                if (pr->globals[g].kind == IV_KIND_INT) {
+                    iv_cell_ref c = (iv_cell_ref)r;
+                    SYNC_READ(c);
+                    iv_mark_from(&ms, &self->mem, (iv_val)c->value);
+                } else {
+                    iv_mark_from(&ms, &self->mem, cx->gobj[(size_t)g * (size_t)cx->nthreads +
+                                                           (size_t)t]);
+                }
+            }
+        uint64_t n = 0;
+        for (int t = 0; t < cx->nthreads; t++) {
+            const struct iv_mem *m = &cx->th[t].mem;
+            for (size_t i = 0; i < m->nreg; i++)
+                if (!iv_mark_has(&ms, m->reg[i])) {
+                    iv_free_obj(m->reg[i]);
+                    n++;
+                }
+        }
+        freed = n;
+    }
+    size_t live = 0;
+    for (int t = 0; t < cx->nthreads; t++) {
+        struct iv_mem *m = &cx->th[t].mem;
+        size_t k = 0;
+        for (size_t i = 0; i < m->nreg; i++)
+            if (iv_mark_has(&ms, m->reg[i]))
+                m->reg[k++] = m->reg[i];
+        m->nreg = m->reg_mark = k;
+        m->gc_at = 2 * k + IV_GC_MIN;
+        live += k;
+    }
+    free(ms.slot);
+    self->mem.gc_freed += freed;
+    self->mem.gcs++;
+    (void)live;
+}
+
+/* Parks this thread while a collection runs (see the head of the file). */
+static SYNC_NOINLINE void iv_gc_park(struct iv_ctx *cx, struct iv_thread *th)
+{
+    for (;;) {
+        /* seq_cst: the other half of the handshake's Dekker pair */
+        if (!atomic_load_explicit(&cx->gc_req, memory_order_seq_cst))
+            return;
+        atomic_store_explicit(&th->mem.safe, 1, memory_order_seq_cst);
+        unsigned spins = 0;
+        /* acquire: pairs with the collector's release store of 0 */
+        while (atomic_load_explicit(&cx->gc_req, memory_order_acquire))
+            wl_spin_backoff(&spins);
+        atomic_store_explicit(&th->mem.safe, 0, memory_order_seq_cst);
+    }
+}
+
+/* This thread's registry passed its mark: collect, or park while another does. */
+static SYNC_NOINLINE void iv_gc(struct iv_ctx *cx, struct iv_thread *th)
+{
+#if IV_GC_STOPS_WORLD
+    int zero = 0;
+    /* seq_cst: the handshake's store of gc_req (its Dekker pair with `safe`) */
+    if (!atomic_compare_exchange_strong_explicit(&cx->gc_req, &zero, 1, memory_order_seq_cst,
+                                                 memory_order_seq_cst)) {
+        iv_gc_park(cx, th);               /* another thread collects */
+        return;
+    }
+    for (int t = 0; t < cx->nthreads; t++) {
+        unsigned spins = 0;
+        /* seq_cst: the handshake's load (see the head of the file) */
+        while (t != th->tid && !atomic_load_explicit(&cx->th[t].mem.safe, memory_order_seq_cst))
+            wl_spin_backoff(&spins);
+    }
+    iv_gc_collect(cx, th);
+    /* release: the frees and registry edits before the parked threads go on */
+    atomic_store_explicit(&cx->gc_req, 0, memory_order_release);
+#else
+    iv_gc_collect(cx, th);
+#endif
+}
+
+/* ---- the loop ---- */
+
+#define IV_TYPE_FAULT() iv_fault(vm, IV_FAULT_TYPE, (int32_t)pc - 1)
+
+/* The int of w, or a type fault (and 0). */
+static inline int64_t iv_int_of(struct iv_vm *vm, iv_val w, intptr_t pc)
+{
+    if (SYNC_LIKELY(iv_vtype(w) == IV_T_INT))
+        return (int64_t)w >> 4;
+    if (iv_vtype(w) == IV_T_BOX) {
+        iv_box_ref b = (iv_box_ref)iv_vref(w);
+        SYNC_READ(b);
+        return b->value;
+    }
+    IV_TYPE_FAULT();
+    return 0;
+}
+
+static inline bool iv_truth(iv_val w)
+{
+    switch (iv_vtype(w)) {
+    case IV_T_INT: return w != 0;
+    case IV_T_BOX: {
+        iv_box_ref b = (iv_box_ref)iv_vref(w);
+        SYNC_READ(b);
+        return b->value != 0;
+    }
+    case IV_T_LIST: return iv_olist_len((iv_olist_ref)iv_vref(w)) != 0;
+    default: return iv_odict_len((iv_odict_ref)iv_vref(w)) != 0;
+    }
+}
+
+/* The list or dict a global names (its object: the declared container). */
+#define IV_GOBJ(g) (th->gobj[g])
+
+static SYNC_NOINLINE uint64_t iv_run_obj(const struct iv_ctx *cx, struct iv_thread *th,
+                                         struct iv_vm *vm, int64_t budget)
+{
+    const struct iv_insn *code = cx->prog->code;
+    const int mode = cx->memory, tid = th->tid;
+    int64_t *vals = vm->vals;
+    struct iv_frame *frames = vm->frames;
+    intptr_t pc = vm->pc, sp = vm->sp, base = vm->base, nframes = vm->nframes;
+    intptr_t adepth = vm->adepth;
+    int64_t left = budget;
+    vm->in_run = 1;
+#define INCREF(w) iv_incref(mode, tid, (w))
+#define DECREF(w) iv_decref(cx, th, vm, (w))
+#define MKINT(v) iv_make_int(cx, th, vm, (v))
+    for (;;) {
+        if (SYNC_UNLIKELY(left <= 0)) {
+            if (adepth == 0)
+                break;
+            if (left <= -IV_ATOMIC_CAP) {
+                vm->stuck = 1;
+                iv_fault(vm, IV_FAULT_STUCK, (int32_t)pc);
+                IV_ATOMIC_EXIT(th);
+                break;
+            }
+        }
+        left--;
+        const struct iv_insn *in = &code[pc++];
+        iv_val a, b, r;
+        int32_t g = in->a;
+        switch (in->op) {
+        case IV_NOP:
+            break;
+        case IV_PUSH:
+            r = (iv_val)cx->konst[pc - 1];
+            INCREF(r);
+            vals[sp++] = (int64_t)r;
+            break;
+        case IV_POP:
+            DECREF((iv_val)vals[--sp]);
+            break;
+        case IV_DUP:
+            INCREF((iv_val)vals[sp - 1]);
+            vals[sp] = vals[sp - 1];
+            sp++;
+            break;
+        case IV_SWAP: {
+            int64_t t = vals[sp - 1];
+            vals[sp - 1] = vals[sp - 2];
+            vals[sp - 2] = t;
+            break;
+        }
+        case IV_LOAD_GLOBAL:
+            IV_LOCK(th, g, adepth);
+            if (cx->prog->globals[g].kind == IV_KIND_INT) {
+                iv_cell_ref c = IV_CELL(g);
+                SYNC_READ(c);
+                r = (iv_val)c->value;
+            } else {
+                r = IV_GOBJ(g);
+            }
+            INCREF(r);                          /* under the cell's lock (obj.h) */
+            IV_UNLOCK(th, g, adepth);
+            vals[sp++] = (int64_t)r;
+            break;
+        case IV_STORE_GLOBAL: {
+            iv_cell_ref c = IV_CELL(g);
+            IV_LOCK(th, g, adepth);
+            SYNC_WRITE(c);
+            r = (iv_val)c->value;
+            c->value = vals[--sp];
+            IV_UNLOCK(th, g, adepth);
+            DECREF(r);
+            break;
+        }
+        case IV_LOAD_LOCAL:
+            INCREF((iv_val)vals[base + g]);
+            vals[sp++] = vals[base + g];
+            break;
+        case IV_STORE_LOCAL:
+            r = (iv_val)vals[base + g];
+            vals[base + g] = vals[--sp];
+            DECREF(r);
+            break;
+        case IV_ADD: case IV_SUB: case IV_MUL: case IV_DIV: case IV_MOD: case IV_LT:
+        case IV_GT: {
+            b = (iv_val)vals[--sp];
+            a = (iv_val)vals[sp - 1];
+            int64_t x = iv_int_of(vm, a, pc), y = iv_int_of(vm, b, pc), z;
+            switch (in->op) {
+            case IV_ADD: z = iv_add(x, y); break;
+            case IV_SUB: z = iv_sub(x, y); break;
+            case IV_MUL: z = iv_mul(x, y); break;
+            case IV_DIV: z = iv_div(x, y); break;
+            case IV_MOD: z = iv_mod(x, y); break;
+            case IV_LT: z = x < y; break;
+            default: z = x > y; break;
+            }
+            vals[sp - 1] = (int64_t)MKINT(z);
+            DECREF(a);
+            DECREF(b);
+            break;
+        }
+        case IV_EQ: {
+            b = (iv_val)vals[--sp];
+            a = (iv_val)vals[sp - 1];
+            bool ints = iv_vtype(a) <= IV_T_BOX && iv_vtype(b) <= IV_T_BOX;
+            vals[sp - 1] = (int64_t)iv_small(ints ? iv_int_of(vm, a, pc) == iv_int_of(vm, b, pc)
+                                                  : a == b);
+            DECREF(a);
+            DECREF(b);
+            break;
+        }
+        case IV_NOT:
+            a = (iv_val)vals[sp - 1];
+            vals[sp - 1] = (int64_t)iv_small(!iv_truth(a));
+            DECREF(a);
+            break;
+        case IV_JUMP:
+            pc = g;
+            break;
+        case IV_JUMP_IF_FALSE: case IV_JUMP_IF_TRUE:
+            a = (iv_val)vals[--sp];
+            if (iv_truth(a) == (in->op == IV_JUMP_IF_TRUE))
+                pc = g;
+            DECREF(a);
+            break;
+        case IV_CALL:
+            frames[nframes].ret_pc = (int32_t)pc;
+            frames[nframes].base = (int32_t)base;
+            nframes++;
+            base = sp - in->b;
+            for (intptr_t i = base + in->b; i < base + (intptr_t)in->v; i++)
+                vals[i] = 0;
+            sp = base + (intptr_t)in->v;
+            pc = g;
+            break;
+        case IV_RET:
+            r = (iv_val)vals[sp - 1];
+            for (intptr_t i = base; i < sp - 1; i++)
+                DECREF((iv_val)vals[i]);
+            sp = base;
+            nframes--;
+            base = frames[nframes].base;
+            pc = frames[nframes].ret_pc;
+            vals[sp++] = (int64_t)r;
+            break;
+        case IV_THREAD_ID:
+            vals[sp++] = (int64_t)iv_small(th->tid);   /* tids above 256 are boxed */
+            if (!iv_fits_small(th->tid))
+                vals[sp - 1] = (int64_t)MKINT(th->tid);
+            break;
+        case IV_ATOMIC_BEGIN:
+            if (adepth++ == 0)
+                IV_ATOMIC_ENTER(th, cx->prog->atomic_set[pc - 1]);
+            break;
+        case IV_ATOMIC_END:
+            if (--adepth == 0)
+                IV_ATOMIC_EXIT(th);
+            break;
+        case IV_NEW_LIST: case IV_NEW_DICT:
+            vals[sp++] = (int64_t)iv_new_container(cx, th, vm, in->op == IV_NEW_LIST ? IV_T_LIST
+                                                                                : IV_T_DICT, false);
+            break;
+        /* The container operations: a global's (operand g) or the stack's. Each takes
+         * the container, the index or key, the value from the stack, then shares one
+         * body per kind of access. */
+        case IV_LIST_APPEND: case IV_APPEND: {
+            iv_val l = in->op == IV_APPEND ? (iv_val)vals[sp - 2] : IV_GOBJ(g);
+            b = (iv_val)vals[--sp];
+            if (iv_vtype(l) != IV_T_LIST) {
+                IV_TYPE_FAULT();
+                DECREF(b);
+            } else {
+                int k = IV_LOCK_OBJ(th, g, l, adepth, in->op == IV_APPEND);
+                int full = iv_olist_append((iv_olist_ref)iv_vref(l), b) < 0;
+                IV_UNLOCK_OBJ(th, g, l, adepth, k);
+                if (full) {
+                    iv_fault(vm, IV_FAULT_LIST_FULL, (int32_t)pc - 1);
+                    DECREF(b);
+                }
+            }
+            if (in->op == IV_APPEND)
+                DECREF((iv_val)vals[--sp]);
+            break;
+        }
+        case IV_LIST_GET: case IV_DICT_GET: case IV_GETITEM: case IV_CONTAINS: {
+            bool st = in->op == IV_GETITEM || in->op == IV_CONTAINS;
+            iv_val c = st ? (iv_val)vals[sp - 2] : IV_GOBJ(g);
+            a = (iv_val)vals[sp - 1];
+            int64_t key = iv_int_of(vm, a, pc);
+            r = 0;
+            if (iv_vtype(c) == IV_T_LIST || iv_vtype(c) == IV_T_DICT) {
+                int k = IV_LOCK_OBJ(th, g, c, adepth, st);
+                if (in->op == IV_CONTAINS)
+                    r = iv_small(iv_vtype(c) == IV_T_LIST
+                                     ? (uint64_t)key < (uint64_t)iv_olist_len((iv_olist_ref)iv_vref(c))
+                                     : iv_odict_find((iv_odict_ref)iv_vref(c), key) >= 0);
+                else
+                    r = iv_vtype(c) == IV_T_LIST ? iv_olist_get((iv_olist_ref)iv_vref(c), key)
+                                                 : iv_odict_get((iv_odict_ref)iv_vref(c), key);
+                INCREF(r);                      /* under the container's lock (obj.h) */
+                IV_UNLOCK_OBJ(th, g, c, adepth, k);
+            } else {
+                IV_TYPE_FAULT();
+            }
+            DECREF(a);
+            if (st) {
+                sp--;
+                DECREF(c);
+            }
+            vals[sp - 1] = (int64_t)r;
+            break;
+        }
+        case IV_LIST_SET: case IV_DICT_SET: case IV_SETITEM: {
+            bool st = in->op == IV_SETITEM;
+            iv_val c = st ? (iv_val)vals[sp - 3] : IV_GOBJ(g);
+            b = (iv_val)vals[--sp];
+            a = (iv_val)vals[--sp];
+            int64_t key = iv_int_of(vm, a, pc);
+            r = b;                              /* what to drop: the old value, or b */
+            if (iv_vtype(c) == IV_T_LIST) {
+                int k = IV_LOCK_OBJ(th, g, c, adepth, st);
+                r = iv_olist_set((iv_olist_ref)iv_vref(c), key, b);
+                IV_UNLOCK_OBJ(th, g, c, adepth, k);
+            } else if (iv_vtype(c) == IV_T_DICT) {
+                int full, k = IV_LOCK_OBJ(th, g, c, adepth, st);
+                r = iv_odict_set((iv_odict_ref)iv_vref(c), key, b, &full);
+                IV_UNLOCK_OBJ(th, g, c, adepth, k);
+                if (full) {
+                    iv_fault(vm, IV_FAULT_DICT_FULL, (int32_t)pc - 1);
+                    r = b;
+                }
+            } else {
+                IV_TYPE_FAULT();
+            }
+            DECREF(r);
+            DECREF(a);
+            if (st)
+                DECREF((iv_val)vals[--sp]);
+            break;
+        }
+        case IV_LIST_LEN: case IV_DICT_LEN: case IV_LEN: {
+            iv_val c = in->op == IV_LEN ? (iv_val)vals[--sp] : IV_GOBJ(g);
+            int64_t n = 0;
+            if (iv_vtype(c) == IV_T_LIST || iv_vtype(c) == IV_T_DICT) {
+                int k = IV_LOCK_OBJ(th, g, c, adepth, in->op == IV_LEN);
+                n = iv_vtype(c) == IV_T_LIST ? iv_olist_len((iv_olist_ref)iv_vref(c))
+                                             : iv_odict_len((iv_odict_ref)iv_vref(c));
+                IV_UNLOCK_OBJ(th, g, c, adepth, k);
+            } else {
+                IV_TYPE_FAULT();
+            }
+            if (in->op == IV_LEN)
+                DECREF(c);
+            vals[sp++] = (int64_t)MKINT(n);
+            break;
+        }
+        case IV_LIST_POP: case IV_POPITEM: {
+            iv_val l = in->op == IV_POPITEM ? (iv_val)vals[--sp] : IV_GOBJ(g);
+            r = 0;
+            if (iv_vtype(l) == IV_T_LIST) {
+                int k = IV_LOCK_OBJ(th, g, l, adepth, in->op == IV_POPITEM);
+                r = iv_olist_pop((iv_olist_ref)iv_vref(l));   /* the reference moves */
+                IV_UNLOCK_OBJ(th, g, l, adepth, k);
+            } else {
+                IV_TYPE_FAULT();
+            }
+            if (in->op == IV_POPITEM)
+                DECREF(l);
+            vals[sp++] = (int64_t)r;
+            break;
+        }
+        case IV_LIST_CLEAR: {
+            iv_olist_ref l = (iv_olist_ref)iv_vref(IV_GOBJ(g));
+            struct iv_mem *m = &th->mem;
+            IV_LOCK(th, g, adepth);
+            int64_t n = mode == IV_MEM_TRACING ? 0 : iv_olist_len(l);
+            iv_grow(&m->drop, &m->capdrop, (size_t)n + 1);
+            for (int64_t i = 0; i < n; i++)    /* dropped after the lock is released */
+                m->drop[i] = iv_olist_get(l, i);
+            SYNC_WRITE(l);
+            l->len = 0;
+            IV_UNLOCK(th, g, adepth);
+            for (int64_t i = 0; i < n; i++)
+                DECREF(m->drop[i]);
+            break;
+        }
+        case IV_HALT:
+        default:
+            if (adepth > 0)
+                IV_ATOMIC_EXIT(th);
+            for (intptr_t i = 0; i < sp; i++)
+                DECREF((iv_val)vals[i]);
+            vm->runs++;
+            iv_vm_reset(vm, cx->prog->main_nlocals);
+            return (uint64_t)(budget - left);
+        }
+    }
+#undef INCREF
+#undef DECREF
+#undef MKINT
+    vm->pc = (int32_t)pc;
+    vm->sp = (int32_t)sp;
+    vm->base = (int32_t)base;
+    vm->nframes = (int32_t)nframes;
+    vm->adepth = (int32_t)adepth;
+    return (uint64_t)(budget - left);
+}
+
+#endif
