@@ -690,10 +690,12 @@ static int asm_insn(struct asm_st *a, int line, const char *p)
         /* with objects, LOAD_GLOBAL of a list or dict pushes a reference to it */
         bool any = objects && op == IV_LOAD_GLOBAL;
         if (a->prog->globals[g].kind != want && !any)
-            return asm_err(a, line, "%s needs %s %s, but '%s' is %s %s", opn,
+            return asm_err(a, line, "%s needs %s %s, but '%s' is %s %s%s", opn,
                            want == IV_KIND_INT ? "an" : "a", kn[want], name,
                            a->prog->globals[g].kind == IV_KIND_INT ? "an" : "a",
-                           kn[a->prog->globals[g].kind]);
+                           kn[a->prog->globals[g].kind],
+                           op == IV_LOAD_GLOBAL ? " (LOAD_GLOBAL of a list or dict, a reference "
+                                                  "to it, needs --memory other than raw)" : "");
         in->a = g;
         break;
     }
