@@ -670,6 +670,8 @@ static void iv_thread_run(void *ctx, struct wl_thread *t)
 #if IV_COUNT_ATOMIC
         iv_brc_drain(cx, th, &th->vm[th->cur]);
 #endif
+        t->objects_allocated = th->vm[th->cur].allocs;
+        t->objects_freed = th->vm[th->cur].frees + th->mem.gc_freed;
         /* seq_cst: the handshake's store: a finished thread never holds a collection */
         atomic_store_explicit(&th->mem.safe, 1, memory_order_seq_cst);
     }
