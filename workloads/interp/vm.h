@@ -57,7 +57,8 @@ enum { IV_K_PROGRAM, IV_K_SWITCH, IV_K_ITER, IV_K_MEMORY, IV_NKNOBS };
 
 static const struct wl_knob iv_knobs[IV_NKNOBS] = {
     [IV_K_PROGRAM] = { "program", WL_KNOB_STR, 0, 0, 0, "counters",
-                       "a built-in program (counters, shared-counter, list-append, mixed) "
+                       "a built-in program (counters, shared-counter, list-append, mixed; with "
+                       "--memory other than raw also work-queue, parallel-map, memo-cache, arith) "
                        "or a program file (format: docs/interp.md)" },
     [IV_K_SWITCH] = { "switch-interval", WL_KNOB_INT, 100, 1, 1000000000, NULL,
                       "bytecodes per slice: between GIL releases / transaction boundaries; "
