@@ -18,10 +18,18 @@
 #   make            BUILD/stmbench, the libraries and the tests
 #   make test       unit, protocol, build and stress tests (short); ends with
 #                   "tests: N passed, M failed"
-#   make bench      the sweep into results/latest/ (BENCH_DURATION BENCH_REPEAT
-#                   BENCH_THREADS BENCH_RUNTIMES BENCH_WORKLOADS ...: docs/contract.md)
+#   make bench      the sweep into results/bench/<machine>-<cores>c-<date-time>/, linked
+#                   from results/latest (BENCH_DURATION BENCH_REPEAT BENCH_THREADS
+#                   BENCH_OVERSUB BENCH_RUNTIMES BENCH_WORKLOADS ...: docs/contract.md),
+#                   with one oversubscribed point (2 x the hardware threads)
 #   make stress     long randomized + chaos stress of every runtime (minutes)
 #   make plots      redraw figures from results/latest/*.csv
+#   make report RESULTS="dir1 dir2 ..."   several machines' bench folders in one report
+#                   (REPORT_OUT, default results/report/: machines.md, machines.csv,
+#                   plots/speedup_<w>); scripts/report_machines.py
+#   make pack       results/latest (or RESULTS=dir) as a tarball to send back
+#                   (results/stmbench-<folder>.tar.gz, or PACK=file); README "Results
+#                   from your machine"
 #   make micro      google-benchmark micro-benchmarks (C++ shim over the C runtimes)
 #   make regress    the current tree against the baseline revision (results/baseline's
 #                   git_rev, built from history in $(BUILD)/regress/), interleaved A/B
@@ -44,9 +52,9 @@
 # rebuild; the flags are also recorded in each object (-grecord-gcc-switches: DWARF
 # DW_AT_producer) and in the results (BUILD/buildinfo.h, the context JSON).
 #
-# Dependencies: every goal but deps, clean and plots first runs scripts/deps.sh
-# (as root it installs what is missing; otherwise it prints the apt-get line and make
-# stops before compiling anything).
+# Dependencies: every goal but deps, clean, plots, report and pack first runs
+# scripts/deps.sh (as root it installs what is missing; otherwise it prints the apt-get
+# line and make stops before compiling anything).
 #
 # Runtimes and workloads come from runtime/runtimes.def (the one list). Every
 # workload in workloads/<w>.c is compiled once per runtime of build `cc` with
@@ -103,7 +111,7 @@ BUILD_IS_DEFAULT := 1
 endif
 
 # ---- dependencies first (see the header comment); sub-makes inherit the verdict
-ifneq ($(filter-out deps clean plots,$(or $(MAKECMDGOALS),all)),)
+ifneq ($(filter-out deps clean plots report pack,$(or $(MAKECMDGOALS),all)),)
 ifneq ($(STMBENCH_DEPS_OK),1)
 ifneq ($(shell scripts/deps.sh >&2 && echo ok),ok)
 $(error missing Debian packages (above); nothing was compiled)
@@ -195,7 +203,7 @@ TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 # build/stmbench: a link to the default configuration's binary (see the header).
 STMBENCH_LINK := $(if $(filter build/release,$(BUILD)),build/stmbench)
 
-.PHONY: all test bench stress plots scaling micro regress regress-history fuzz deps clean
+.PHONY: all test bench stress plots report pack scaling micro regress regress-history fuzz deps clean
 all: $(BUILD)/stmbench $(TEST_BINS) $(STMBENCH_LINK)
 
 # ---- the flags stamp: every object and binary depends on it (see the header)
@@ -335,6 +343,14 @@ stress: all
 
 plots:
 	@scripts/plots.sh results/latest
+
+# Several machines' results in one report; a results folder as a tarball to send back.
+REPORT_OUT ?= results/report
+report:
+	@/usr/bin/python3 scripts/report_machines.py report --out $(REPORT_OUT) $(RESULTS)
+
+pack:
+	@/usr/bin/python3 scripts/report_machines.py pack $(or $(RESULTS),results/latest) $(PACK)
 
 scaling: all
 	@BUILD=$(BUILD) scripts/scaling.sh

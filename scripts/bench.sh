@@ -1,14 +1,24 @@
 #!/usr/bin/env bash
 # scripts/bench.sh - the `make bench` sweep: every runtime x workload x thread count,
-# repeated, into results/latest/, then the overhead table, the conflict report and the
-# plots (scripts/plots.sh).
+# repeated, into a folder of its own, results/bench/<machine>-<cores>c-<UTC date-time>/
+# (results/latest links to it), then the overhead table, the conflict report and the
+# plots (scripts/plots.sh). The folder is what `make report` merges with other
+# machines' folders and what `make pack` sends back.
 #
 # Variables (environment; `make bench VAR=value` passes them):
-#   BENCH_DURATION  seconds per run (default 5: the default sweep takes about 9-10
-#                   minutes on 2 cores: 4 workloads x 9 points x 3 repeats)
+#   BENCH_DURATION  seconds per run (default 5: on 2 cores, with 5 runtimes besides
+#                   seq, the sweep is 4 workloads x 16 points (seq; 1, 2 and 4 threads,
+#                   4 oversubscribed) x 3 repeats: about 16 minutes, and the length sweep)
 #   BENCH_REPEAT    runs per point (default 3; the tables use medians)
 #   BENCH_THREADS   thread counts, e.g. "1 2 4" (default 1..N with N the cores hwloc
 #                   sees; above 8 cores 1 2 4 8 ... and N)
+#   BENCH_OVERSUB   1 (default, except with BENCH_PLOTS=0, where it is 0): one more
+#                   point, oversubscribed, at 2 x the hardware threads (hwloc's PUs: 2 x
+#                   the cores where a core runs one thread), for every runtime but seq,
+#                   marked "oversubscribed" in the tables and figures; 0 leaves it out.
+#                   Any run with more threads than PUs is marked so (the context's pus)
+#   BENCH_MACHINE   the machine's name in the folder's name and in make report (default
+#                   the short host name); letters, digits, '.', '_', '-'
 #   BENCH_RUNTIMES  runtimes (default: every one `stmbench --list` prints)
 #   BENCH_WORKLOADS workloads (default: every one `stmbench --list` prints)
 #   BENCH_PIN       --pin policy passed to every run (default: the harness's own)
@@ -16,8 +26,11 @@
 #   BENCH_SEED      seed of repeat 1; repeat r uses BENCH_SEED+r-1, the same for every
 #                   runtime, so each runtime runs the same operation sequence (default 1)
 #   BENCH_TIMEOUT   seconds before one run is killed (default 3 x duration + 120)
-#   BENCH_OUT       output directory (default results/latest; the previous
-#                   results/latest is moved to results/previous/)
+#   BENCH_OUT       output directory (default: a new results/bench/<machine>-<cores>c-
+#                   <YYYYMMDD-HHMMSS>/, UTC; results/latest then links to it and
+#                   results/previous to the folder it linked to before, or, where
+#                   results/latest is still a folder of an older bench, that folder is
+#                   moved to results/previous/); a named folder must not hold a runs.csv
 #   BENCH_PLOTS     0: tables only, no figures (scripts/regress-run.sh uses it)
 #   BENCH_SWEEP     1 (default, except with BENCH_PLOTS=0, the tables-only runs of make
 #                   regress, where it is 0): after the main sweep, the transaction-length sweep into
@@ -37,6 +50,10 @@
 # modes, a machine with one PU). Every cross-thread figure of the sitting is a few such
 # transfers, and their time changes between sittings of a VM by a factor of four.
 #
+# At the end (and when interrupted) every context JSON of the folder gets a "bench"
+# object (scripts/report_machines.py stamp, from bench-config.txt): what a merge of
+# several machines' folders needs beyond the harness's context.
+#
 # seq runs only at 1 thread. Runs are interleaved (for each repeat, every point) so
 # that drift on the machine hits every configuration alike. A failed run (non-zero
 # exit, a failed check, a timeout) is recorded in failures.txt and the sweep goes on;
@@ -51,6 +68,7 @@ BUILD=${BUILD:-build/release}
 BIN=${STMBENCH:-$BUILD/stmbench}
 DEFAULT_OUT=results/latest
 OUT=${BENCH_OUT:-$DEFAULT_OUT}
+PY=/usr/bin/python3
 DURATION=${BENCH_DURATION:-5}
 REPEAT=${BENCH_REPEAT:-3}
 SEED=${BENCH_SEED:-1}
@@ -101,6 +119,20 @@ else
 fi
 THREADS=$(tr ' ' '\n' <<<"$THREADS" | grep . | sort -n -u | tr '\n' ' ')
 
+# The oversubscribed point: 2 x the hardware threads, unless BENCH_THREADS has it.
+# Not in THREADS: the log floor's thread count and the length sweep keep theirs.
+[ "${BENCH_PLOTS:-1}" = 0 ] && oversub_default=0 || oversub_default=1
+OVERSUB=${BENCH_OVERSUB:-$oversub_default}
+[[ $OVERSUB =~ ^[01]$ ]] || die 2 "BENCH_OVERSUB='$OVERSUB' is not 0 or 1"
+OVER_T=""
+if [ "$OVERSUB" = 1 ] && ! grep -qw "$((2 * npus))" <<<"$THREADS"; then
+    OVER_T=$((2 * npus))
+fi
+MACHINE=${BENCH_MACHINE:-$(hostname -s 2>/dev/null | sed 's/[^A-Za-z0-9._-]/_/g')}
+MACHINE=${MACHINE:-machine}
+[[ $MACHINE =~ ^[A-Za-z0-9][A-Za-z0-9._-]*$ ]] ||
+    die 2 "BENCH_MACHINE='$MACHINE': letters, digits, '.', '_' and '-' only, a letter or digit first"
+
 read -r -a extra <<<"${BENCH_ARGS:-}"
 
 # Which runtime x workload pairs this build has: a workload lands runtime by runtime
@@ -137,7 +169,7 @@ points=()
 for wl in $WORKLOADS; do
     for rt in $RUNTIMES; do
         [ -n "${usable["$rt $wl"]:-}" ] || continue
-        for t in $THREADS; do
+        for t in $THREADS $OVER_T; do
             [ "$rt" = seq ] && [ "$t" -ne 1 ] && continue
             points+=("$rt $wl $t")
         done
@@ -146,13 +178,24 @@ done
 [ ${#points[@]} -gt 0 ] || die 2 "nothing to run (seq runs only at 1 thread; BENCH_THREADS='$THREADS')"
 total=$((${#points[@]} * REPEAT))
 
-# A fresh output directory.
+# A fresh output directory: by default a new folder named after the machine and the
+# date, with results/latest and results/previous linking to the newest two.
 if [ "$OUT" = "$DEFAULT_OUT" ]; then
-    if [ -e "$OUT" ]; then
-        rm -rf results/previous && mv "$OUT" results/previous ||
-            die 3 "could not move the old $OUT to results/previous"
-        echo "bench: the previous results are in results/previous/"
+    base=$MACHINE-${ncores}c-$(date -u +%Y%m%d-%H%M%S) n=1
+    name=$base
+    while [ -e "results/bench/$name" ]; do n=$((n + 1)); name=$base-$n; done
+    OUT=results/bench/$name
+    mkdir -p "$OUT" || die 3 "cannot create '$OUT'"
+    if [ -L results/latest ]; then
+        ln -sfn "$(readlink results/latest)" results/previous ||
+            die 3 "could not link results/previous"
+    elif [ -e results/latest ]; then    # a folder of an older bench
+        rm -rf results/previous && mv results/latest results/previous ||
+            die 3 "could not move the old results/latest to results/previous"
     fi
+    [ -e results/previous ] && echo "bench: the previous results are in results/previous/"
+    ln -sfn "bench/$name" results/latest.new && mv -T results/latest.new results/latest ||
+        die 3 "could not link results/latest to $OUT"
 elif [ -e "$OUT/runs.csv" ]; then
     die 2 "BENCH_OUT='$OUT' already holds results (runs.csv): choose an empty directory"
 fi
@@ -166,9 +209,13 @@ pin=()
     echo "date=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
     echo "binary=$BIN"
     echo "cores=$ncores"
+    echo "pus=$npus"
+    echo "machine=$MACHINE"
     echo "BENCH_DURATION=$DURATION"
     echo "BENCH_REPEAT=$REPEAT"
     echo "BENCH_THREADS=$THREADS"
+    echo "BENCH_OVERSUB=$OVERSUB"
+    echo "oversub_threads=$OVER_T"
     echo "BENCH_RUNTIMES=$(echo $RUNTIMES)"
     echo "BENCH_WORKLOADS=$(echo $WORKLOADS)"
     echo "BENCH_PIN=${BENCH_PIN:-}"
@@ -202,15 +249,21 @@ hms() { # seconds -> 1m02s / 1h03m04s
 }
 
 echo "bench: $total runs: ${#points[@]} points x $REPEAT repeats, ${DURATION}s each;" \
-     "runtimes: $(echo $RUNTIMES); workloads: $(echo $WORKLOADS); threads: $THREADS($ncores cores)"
+     "runtimes: $(echo $RUNTIMES); workloads: $(echo $WORKLOADS); threads: $THREADS${OVER_T:+$OVER_T (oversubscribed) }($ncores cores, $npus hardware threads)"
 echo "bench: output in $OUT/ (harness messages in $LOG)"
 for x in "${skipped[@]+"${skipped[@]}"}"; do echo "bench: skipped (not in this build) $x"; done
 for x in "${nohw[@]+"${nohw[@]}"}"; do echo "$x" | tee -a "$LOG"; done
 
+# The "bench" object of the context JSON (see the head of this file).
+stamp() {
+    "$PY" scripts/report_machines.py stamp "$OUT" ||
+        echo "bench: warning: the context JSON in $OUT/ lacks the bench's settings" >&2
+}
 nfail=0 k=0
 start=$(date +%s)
 interrupted() {
     echo
+    stamp
     echo "bench: interrupted after $k of $total runs; partial results in $OUT/" >&2
     exit 130
 }
@@ -302,6 +355,7 @@ if [ "${BENCH_SWEEP:-$sweep_default}" != 0 ]; then
 fi
 
 sitting end >>"$OUT/bench-config.txt"
+stamp
 
 status=0
 if [ ! -s "$CSV" ]; then
@@ -313,7 +367,7 @@ else
     # No abort at all in the sweep: a conflicts file with just the header.
     [ -s "$CONF" ] || echo "run_id,t_ns,thread,other_thread,kind,object,page,site,wasted_ns" >"$CONF"
     if [ "${BENCH_PLOTS:-1}" = 0 ]; then
-        /usr/bin/python3 scripts/stmbench_report.py all "$OUT" >/dev/null || status=1
+        "$PY" scripts/stmbench_report.py all "$OUT" >/dev/null || status=1
     else
         scripts/plots.sh "$OUT" || status=1
     fi

@@ -20,6 +20,10 @@ writes PNG and SVG files into RESULTS_DIR/plots/:
   txlen_<w>        ops/s against transaction length (log x) from sweep.csv, one line per
                    runtime x threads, `auto` as a star at the mean length it ran
 
+Oversubscribed points (more threads than the context's hardware threads, `pus`) sit in a
+shaded band of every threads axis and have open markers; the bars and lines of other
+figures say "oversub." in their labels.
+
 Run it with /usr/bin/python3 (Debian's python3-matplotlib). Exit status: 0 ok, 2 bad
 input, 3 matplotlib missing.
 """
@@ -49,6 +53,28 @@ STYLE = {
     "stm": ("#1f77b4", "o"),
 }
 EXTRA_COLOURS = ["#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22"]
+
+
+# The machine's hardware threads (the context's pus): above it a point is oversubscribed.
+# Set by main(); None when the context does not say (nothing is marked then).
+HW = None
+
+
+def is_over(t):
+    return rep.oversubscribed(t, HW)
+
+
+def tlabel(rt, t):
+    return "%s ×%d%s" % (rt, t, " oversub." if is_over(t) else "")
+
+
+def mark_oversub(ax, xs, ys, colour, marker):
+    """Open markers over the oversubscribed points of a line."""
+    pts = [(x, y) for x, y in zip(xs, ys) if is_over(x)]
+    if pts:
+        ax.plot([x for x, _ in pts], [y for _, y in pts], linestyle="none", marker=marker,
+                markersize=10, markerfacecolor="white", markeredgecolor=colour,
+                markeredgewidth=1.5, zorder=5)
 
 
 def style(rt, i=[0], cache={}):
@@ -83,6 +109,9 @@ def thread_axis(ax, ts):
         lo, hi = min(ts), max(ts)
         pad = max(0.25, 0.05 * (hi - lo))
         ax.set_xlim(lo - pad, hi + pad)
+        if is_over(hi):
+            ax.axvspan(HW + 0.5, hi + pad, color="#000000", alpha=0.07, linewidth=0,
+                       label="oversubscribed: more threads than the %d hardware threads" % HW)
     ax.grid(True, alpha=0.3)
 
 
@@ -111,6 +140,7 @@ def draw_throughput(ax, points, w, with_title=True, legend=True):
             continue
         c, m = style(rt)
         ax.errorbar(xs, ys, yerr=[lo, hi], color=c, marker=m, capsize=3, label=rt)
+        mark_oversub(ax, xs, ys, c, m)
         drew = True
     if seq1:
         ax.axhline(seq1 / div, color=style("seq")[0], linestyle="--",
@@ -173,9 +203,11 @@ def fig_speedup(points, w, machine, outdir, made):
         if xs:
             c, m = style(rt)
             ax.plot(xs, ys, color=c, marker=m, label=rt)
+            mark_oversub(ax, xs, ys, c, m)
     ax.axhline(1.0, color=style("seq")[0], linestyle="--", label="seq (1 thread) = 1")
-    if ts and max(ts) > 1:
-        ax.plot([1, max(ts)], [1, max(ts)], color="#999999", linestyle=":",
+    top = max([t for t in ts if not is_over(t)], default=1)
+    if top > 1:     # no ideal beyond the hardware threads
+        ax.plot([1, top], [1, top], color="#999999", linestyle=":",
                 label="ideal (threads × seq)")
     thread_axis(ax, ts)
     ax.set_ylim(bottom=0)
@@ -335,7 +367,7 @@ def fig_breakdown(points, w, machine, outdir, made):
     if not keys:
         return
     fig, ax = plt.subplots(figsize=(max(6, 0.55 * len(keys) + 3), 4.8))
-    draw_breakdown(ax, points, keys, ["%s ×%d" % (k[1], k[2]) for k in keys])
+    draw_breakdown(ax, points, keys, [tlabel(k[1], k[2]) for k in keys])
     ax.set_title("%s: where the time goes (runtime × threads)\n%s" % (w, machine),
                  fontsize="medium")
     ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
@@ -343,8 +375,9 @@ def fig_breakdown(points, w, machine, outdir, made):
 
 
 def fig_breakdown_threads(points, machine, outdir, made):
-    """Every workload at one thread count (2, else the highest run) in one figure."""
-    ts = sorted({k[2] for k in points if points[k].shares()})
+    """Every workload at one thread count (2, else the highest run that is not
+    oversubscribed) in one figure."""
+    ts = sorted({k[2] for k in points if points[k].shares() and not is_over(k[2])})
     if not ts:
         return
     t = 2 if 2 in ts else ts[-1]
@@ -382,7 +415,7 @@ def fig_op_latency(points, w, machine, outdir, made):
             if not xs:
                 continue
             ax.plot(xs, [ys[j] for j in xs], color=c, marker=m, linestyle=styles[i % len(styles)],
-                    label="%s ×%d" % (rt, t))
+                    label=tlabel(rt, t))
             drew = True
     if not drew:
         plt.close(fig)
@@ -449,6 +482,8 @@ def main(argv):
         return 0
     points, _ = rep.aggregate(rows)
     machine = rep.machine_description(ctx, rows)
+    global HW
+    HW = rep.hardware_threads(ctx)
     outdir = os.path.join(d, "plots")
     os.makedirs(outdir, exist_ok=True)
     made = []

@@ -28,7 +28,8 @@ if [ ! -x "$PY" ]; then
 fi
 
 status=0
-# Tables first (and the gnuplot data files: one "workload<TAB>file<TAB>ncols<TAB>hasseq" line each).
+# Tables first (and the gnuplot data files: one "workload<TAB>file<TAB>ncols<TAB>hasseq<TAB>hw"
+# line each; hw: the hardware threads when a point is oversubscribed, else 0).
 gpdata=$("$PY" scripts/stmbench_report.py all "$dir")
 rc=$?
 if [ $rc -ne 0 ]; then
@@ -48,12 +49,12 @@ if gnuplot -e 'set terminal' 2>&1 | grep -qw pngcairo; then term=pngcairo; else 
 machine=$("$PY" -c 'import sys; sys.path.insert(0, "scripts"); import stmbench_report as r
 rows, ctx = r.load_dir(sys.argv[1]); print(r.machine_description(ctx, rows))' "$dir" 2>/dev/null)
 ngp=0
-while IFS=$'\t' read -r wl dat ncols hasseq; do
+while IFS=$'\t' read -r wl dat ncols hasseq hw; do
     [ -n "$wl" ] || continue
     out="$dir/plots/gnuplot_throughput_$(basename "$dat" .dat | sed 's/^throughput_//').png"
     # gnuplot strings are single-quoted: drop quotes from the title.
     ttl="${wl}: throughput against threads - ${machine//\'/}"
-    if gnuplot -e "datafile='$dat'; outfile='$out'; ttl='$ttl'; ncols=$ncols; hasseq=$hasseq; term='$term'" \
+    if gnuplot -e "datafile='$dat'; outfile='$out'; ttl='$ttl'; ncols=$ncols; hasseq=$hasseq; hw=${hw:-0}; term='$term'" \
         scripts/throughput.gp; then
         ngp=$((ngp + 1))
     else
@@ -61,7 +62,7 @@ while IFS=$'\t' read -r wl dat ncols hasseq; do
         status=1
     fi
     if [ "${PLOTS_DUMB:-1}" != 0 ]; then
-        gnuplot -e "datafile='$dat'; outfile=''; ttl='${wl}: throughput (Mops/s) against threads'; ncols=$ncols; hasseq=$hasseq; term='dumb'" \
+        gnuplot -e "datafile='$dat'; outfile=''; ttl='${wl}: throughput (Mops/s) against threads'; ncols=$ncols; hasseq=$hasseq; hw=${hw:-0}; term='dumb'" \
             scripts/throughput.gp || status=1
     fi
 done <<<"$gpdata"

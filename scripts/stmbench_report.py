@@ -5,12 +5,16 @@
                                        (+ DIR/sweep.csv -> the crossover table in overhead.md)
     stmbench_report.py conflicts DIR   DIR/conflicts.csv + DIR/runs.csv -> DIR/conflicts.md
     stmbench_report.py gnuplot DIR     DIR/runs.csv -> DIR/plots/throughput_<w>.dat
+                                       (stdout: workload, file, columns, seq, and the
+                                       hardware threads when a point is oversubscribed)
     stmbench_report.py all DIR         all three
 
 Also the library the other scripts import (scripts/plot.py, scripts/regress): reading
 runs.csv by header name (docs/contract.md "Results"; extra columns are allowed), the medians
-per (workload, runtime, threads), the "n% slower than single-thread" figure and the
-machine context JSON the harness writes beside the CSV.
+per (workload, runtime, threads), the "n% slower than single-thread" figure, the
+machine context JSON the harness writes beside the CSV, and which thread counts are
+oversubscribed (more threads than the context's hardware threads, `pus`: marked so in
+every table and figure, and never a scaling figure).
 
 Only the Python standard library. Exit status: 0 ok, 2 bad input (missing file, missing
 columns, unreadable numbers), with a message naming the file and the problem.
@@ -221,6 +225,37 @@ def machine_description(ctx, rows=None):
     return ", ".join(parts)
 
 
+def hardware_threads(ctx):
+    """The hardware threads (PUs) of the machine a results file was made on, from its
+    context JSON: `pus` (what the harness binds to), else the bench block's
+    `hardware_threads`, else `cores`; None when the context does not say. A run with
+    more threads than this is oversubscribed: threads wait for a PU, not for each
+    other, so its figures are no scaling figures."""
+    if not isinstance(ctx, dict):
+        return None
+    bench = ctx.get("bench") if isinstance(ctx.get("bench"), dict) else {}
+    for v in (ctx.get("pus"), bench.get("hardware_threads"), ctx.get("cores")):
+        if isinstance(v, int) and not isinstance(v, bool) and v > 0:
+            return v
+    return None
+
+
+def oversubscribed(threads, hw):
+    return bool(hw) and isinstance(threads, int) and threads > hw
+
+
+def fmt_threads(threads, hw):
+    """A thread count for a table: "4 (oversubscribed)" above the hardware threads."""
+    return "%d (oversubscribed)" % threads if oversubscribed(threads, hw) else str(threads)
+
+
+def oversub_note(hw):
+    return ("Rows marked *oversubscribed* ran more threads than the machine's %d hardware "
+            "threads (a thread pool sized for I/O): threads queue for a PU there, so they "
+            "show how a runtime copes with waiting threads, not how it scales; no scaling "
+            "figure uses them." % hw)
+
+
 # ---------------------------------------------------------------- aggregation
 
 def median(xs):
@@ -323,7 +358,7 @@ def ratio(a, b):
     return a / b if a is not None and b else None
 
 
-def overhead_rows(points):
+def overhead_rows(points, hw=None):
     out = []
     for w in workloads_of(points):
         seq1 = ops(points, w, BASELINE_RT, 1)
@@ -350,6 +385,7 @@ def overhead_rows(points):
                     "commit_p99_ns": p.med("commit_p99_ns"),
                     "block_p50_ns": p.med("block_p50_ns"),
                     "block_p99_ns": p.med("block_p99_ns"),
+                    "oversubscribed": int(oversubscribed(t, hw)),
                 })
     return out
 
@@ -358,7 +394,7 @@ OVERHEAD_COLUMNS = ["workload", "runtime", "threads", "ops_per_s_median", "n_pct
                     "speedup_self", "speedup_seq", "aborts_per_commit", "runs",
                     "checks_failed", "ops_per_s_min", "ops_per_s_max",
                     "unshared_pages_median", "commit_p50_ns", "commit_p99_ns",
-                    "block_p50_ns", "block_p99_ns"]
+                    "block_p50_ns", "block_p99_ns", "oversubscribed"]
 
 
 def _csvval(v):
@@ -416,7 +452,8 @@ def md_table(header, rows, align=None):
 
 def write_overhead(d, rows, ctx):
     points, params = aggregate(rows)
-    orows = overhead_rows(points)
+    hw = hardware_threads(ctx)
+    orows = overhead_rows(points, hw)
     with open(os.path.join(d, "overhead.csv"), "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(OVERHEAD_COLUMNS)
@@ -448,6 +485,8 @@ def write_overhead(d, rows, ctx):
             "the same runtime at 1 thread; *× seq*: over seq at 1 thread (above 1 means the "
             "runtime beats the sequential program). Aborts per commit: attempts thrown away "
             "per committed atomic block.", ""]
+    if any(r["oversubscribed"] for r in orows):
+        out += [oversub_note(hw), ""]
     for w in wls:
         ps = sorted(params.get(w, {""}))
         out += ["### %s" % w, ""]
@@ -459,7 +498,7 @@ def write_overhead(d, rows, ctx):
                 continue
             rng = ("%s–%s" % (fmt_rate(r["ops_per_s_min"]), fmt_rate(r["ops_per_s_max"]))
                    if r["runs"] > 1 else "")
-            body.append([r["runtime"], r["threads"],
+            body.append([r["runtime"], fmt_threads(r["threads"], hw),
                          fmt_rate(r["ops_per_s_median"]) + (" (%s)" % rng if rng else ""),
                          fmt_pct(r["n_pct"]) if r["threads"] == 1 else "",
                          fmt_x(r["speedup_self"]), fmt_x(r["speedup_seq"]),
@@ -467,7 +506,7 @@ def write_overhead(d, rows, ctx):
                          "%d/%d" % (r["runs"], r["runs"] + r["checks_failed"])])
         out += [md_table(["runtime", "threads", "ops/s", "n%", "× own", "× seq",
                           "aborts/commit", "block p99", "runs passed"], body), ""]
-    out += where_time_goes_md(points)
+    out += where_time_goes_md(points, hw)
     bad = [p for p in points.values() if p.failed]
     if bad:
         out += ["## Failed checks", "",
@@ -490,7 +529,7 @@ def fmt_share(v):
     return "%.1f%%" % (100.0 * v) if v >= 0.001 else "<0.1%"
 
 
-def where_time_goes_md(points):
+def where_time_goes_md(points, hw=None):
     """The "where the time goes" and operation-latency sections of overhead.md."""
     keys = sorted((k for k, p in points.items() if p.shares()),
                   key=lambda k: (workload_key(k[0]), runtime_key(k[1]), k[2]))
@@ -507,7 +546,8 @@ def where_time_goes_md(points):
            "category holds). A dash: no time at all.", ""]
     out += ["Categories: " + "; ".join("*%s*: %s" % (c[1], c[2]) for c in used) + ".", ""]
     hdr = ["workload", "runtime", "threads"] + [c[1] for c in used]
-    body = [[k[0], k[1], k[2]] + [fmt_share(points[k].shares()[c[0]]) for c in used]
+    body = [[k[0], k[1], fmt_threads(k[2], hw)] + [fmt_share(points[k].shares()[c[0]])
+                                                   for c in used]
             for k in keys]
     out += [md_table(hdr, body, "llr" + "r" * len(used)), ""]
     out += ["## Operation latency", "",
@@ -520,7 +560,8 @@ def where_time_goes_md(points):
     body = []
     for k in keys:
         p = points[k]
-        body.append([k[0], k[1], k[2]] + [fmt_ns(p.med(col)) for col, _ in OP_LATENCY])
+        body.append([k[0], k[1], fmt_threads(k[2], hw)] + [fmt_ns(p.med(col))
+                                                           for col, _ in OP_LATENCY])
     out += [md_table(["workload", "runtime", "threads"] + [q for _, q in OP_LATENCY], body,
                      "llr" + "r" * len(OP_LATENCY)), ""]
     return out
@@ -529,14 +570,15 @@ def where_time_goes_md(points):
 LOST = [c[0] for c in TIME_CATEGORIES if c[0] not in ("outside", "work")]
 
 
-def lost_time_lines(points):
-    """One line per (workload, runtime) at its highest thread count: how much of the
-    thread time went neither to the blocks' work nor outside them, what share of that
-    the aborts explain, and what the rest is."""
+def lost_time_lines(points, hw=None):
+    """One line per (workload, runtime) at its highest thread count that is not
+    oversubscribed: how much of the thread time went neither to the blocks' work nor
+    outside them, what share of that the aborts explain, and what the rest is."""
     lines = []
     for w in workloads_of(points):
         for rt in runtimes_of(points, w):
-            ts = [t for t in threads_of(points, w, rt) if points[(w, rt, t)].shares()]
+            ts = [t for t in threads_of(points, w, rt)
+                  if points[(w, rt, t)].shares() and not oversubscribed(t, hw)]
             if not ts:
                 continue
             t = max(ts)
@@ -585,11 +627,12 @@ def write_conflicts(d, rows, ctx):
            "is the shared datum to split, pad, or stop writing on every transaction "
            "(counters, sizes, a root pointer). Many conflicts on one page but spread over "
            "objects point at unrelated objects that only share a page.", ""]
-    lost = lost_time_lines(aggregate(rows)[0])
+    lost = lost_time_lines(aggregate(rows)[0], hardware_threads(ctx))
     if lost:
         out += ["## What the aborts explain", "",
-                "Per runtime and workload, at the highest thread count run: the share of "
-                "thread time lost to the runtime (its waits, aborted attempts and "
+                "Per runtime and workload, at the highest thread count run (not an "
+                "oversubscribed one): the share of thread time lost to the runtime (its "
+                "waits, aborted attempts and "
                 "bookkeeping: everything but the blocks' work and the code outside them, "
                 "from the time breakdown), and how much of that the aborts explain.", ""]
         out += lost + [""]
@@ -668,9 +711,11 @@ def safe_name(s):
     return "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in s)
 
 
-def write_gnuplot_data(d, rows):
+def write_gnuplot_data(d, rows, hw=None):
     """DIR/plots/throughput_<w>.dat: 'threads <rt>...' columns in Mops/s, NaN where no
-    point; seq's 1-thread figure repeated on every line (drawn as a horizontal line)."""
+    point; seq's 1-thread figure repeated on every line (drawn as a horizontal line).
+    Returns (workload, file, columns, has seq, hardware threads when some point is
+    oversubscribed else 0) per workload."""
     points, _ = aggregate(rows)
     pd = os.path.join(d, "plots")
     os.makedirs(pd, exist_ok=True)
@@ -687,7 +732,8 @@ def write_gnuplot_data(d, rows):
             for t in ts:
                 vals = [ops(points, w, rt, t) for rt in cols] + ([seq1] if seq1 else [])
                 f.write("%d %s\n" % (t, " ".join("NaN" if v is None else "%.6g" % (v / 1e6) for v in vals)))
-        made.append((w, name, len(hdr), 1 if seq1 else 0))
+        over = hw if any(oversubscribed(t, hw) for t in ts) else 0
+        made.append((w, name, len(hdr), 1 if seq1 else 0, over))
     return made
 
 
@@ -810,8 +856,8 @@ def main(argv):
         if cmd in ("conflicts", "all"):
             write_conflicts(d, rows, ctx)
         if cmd in ("gnuplot", "all"):
-            for w, name, ncols, hasseq in write_gnuplot_data(d, rows):
-                print("%s\t%s\t%d\t%d" % (w, name, ncols, hasseq))
+            for made in write_gnuplot_data(d, rows, hardware_threads(ctx)):
+                print("%s\t%s\t%d\t%d\t%d" % made)
     except InputError as e:
         sys.stderr.write("stmbench_report: %s\n" % e)
         return 2

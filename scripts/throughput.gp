@@ -3,7 +3,9 @@
 # line of column names, then "threads <Mops/s per runtime...> <seq at 1 thread>").
 #
 # Variables (gnuplot -e): datafile, outfile, ttl (title), ncols (columns in datafile),
-# term: "pngcairo", "png" or "dumb" (dumb prints to stdout when outfile is "").
+# term: "pngcairo", "png" or "dumb" (dumb prints to stdout when outfile is ""), hw: the
+# machine's hardware threads when some point has more threads (the oversubscribed
+# points: shaded and labelled), else 0.
 #   gnuplot -e "datafile='d.dat'; outfile='t.png'; ttl='bank'; ncols=6; term='pngcairo'" scripts/throughput.gp
 
 if (!exists("term")) term = "pngcairo"
@@ -29,6 +31,13 @@ set datafile missing "NaN"
 set style data linespoints
 set autoscale xfix
 set offsets 0.25, 0.25, 0, 0
+if (!exists("hw")) hw = 0
+if (hw > 0) {
+    set object 1 rect from first hw + 0.5, graph 0 to graph 1, graph 1 behind \
+        fillcolor rgb "#e8e8e8" fillstyle solid 1.0 noborder
+    set label 1 sprintf("oversubscribed (> %d hardware threads)", hw) \
+        at first hw + 0.55, graph 0.96 left font ",8"
+}
 # With hasseq=1 the last column is seq at 1 thread, repeated on every line: drawn as a
 # dashed horizontal line.
 if (!exists("hasseq")) hasseq = 1

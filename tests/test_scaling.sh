@@ -10,15 +10,7 @@ set -u
 cd "$(dirname "$0")/.." || exit 1
 build=${1:-build/release}
 bin=$build/stmbench
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-npass=0 nfail=0
-check() { # name, then a command that succeeds when the case holds
-    local name=$1; shift
-    echo "[ RUN      ] $name"
-    if "$@"; then echo "[       OK ] $name"; npass=$((npass + 1))
-    else echo "[  FAILED  ] $name"; nfail=$((nfail + 1)); fi
-}
+. tests/checks.sh      # $tmp, check, checks_summary
 # A machine with one PU (hwloc's count, as the harness binds by it) cannot measure a
 # line transfer: the harness says so and exits 3, and the cases below expect that.
 "$bin" --line-transfer >"$tmp/lt" 2>&1
@@ -232,6 +224,4 @@ FAKE
 }
 check "make bench records the line transfer and the log floor at its start and end" bench_sitting
 
-if [ $nfail -eq 0 ]; then echo "[  PASSED  ] $npass test(s)."; else
-    echo "[  PASSED  ] $npass test(s)."; echo "[  FAILED  ] $nfail test(s), listed above."; fi
-[ $nfail -eq 0 ]
+checks_summary
