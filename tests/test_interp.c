@@ -179,7 +179,7 @@ static void test_locks_stress(void **state)
 
 /* ---- the object model (--memory tracing, refcount, biased) ---- */
 
-static const char *const modes[] = { "tracing", "refcount", "biased", NULL };
+static const char *const modes[] = { "tracing", "refcount", "biased", "buffered", NULL };
 static const char *const obj_programs[] = {
     "counters", "shared-counter", "list-append", "mixed", "work-queue", "parallel-map",
     "memo-cache", "arith", "tests/programs/fib.stm", "tests/programs/bank.stm",

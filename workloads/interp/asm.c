@@ -45,7 +45,7 @@ static const char *const asm_op_names[IV_NOPS] = {
 
 const char *const iv_memory_names[IV_NMEM] = {
     [IV_MEM_RAW] = "raw", [IV_MEM_TRACING] = "tracing", [IV_MEM_REFCOUNT] = "refcount",
-    [IV_MEM_BIASED] = "biased",
+    [IV_MEM_BIASED] = "biased", [IV_MEM_BUFFERED] = "buffered",
 };
 
 int iv_memory_find(const char *name)
@@ -663,7 +663,7 @@ static int asm_insn(struct asm_st *a, int line, const char *p)
     bool objects = a->prog->params.memory != IV_MEM_RAW;
     if (asm_obj_op(op) && !objects)
         return asm_err(a, line, "%s needs the object model: run with --memory tracing, "
-                       "refcount or biased (it is raw)", opn);
+                       "refcount, biased or buffered (it is raw)", opn);
     char name[IV_NAME_MAX];
     int v;
     switch (sh) {

@@ -109,8 +109,11 @@ struct iv_expect {
  * VM of before the object model); the others box integers outside IV_SMALL_MIN..MAX,
  * allow lists and dicts made at run time and references anywhere, and differ in how
  * garbage is found: a tracing collector, plain reference counts (CPython with its
- * GIL), or PEP 703's biased counts with immortal objects. */
-enum iv_memory { IV_MEM_RAW, IV_MEM_TRACING, IV_MEM_REFCOUNT, IV_MEM_BIASED, IV_NMEM };
+ * GIL), PEP 703's biased counts with immortal objects, or counts kept outside the
+ * shared heap and changed after each block (buffered: the STM's own scheme). */
+enum iv_memory {
+    IV_MEM_RAW, IV_MEM_TRACING, IV_MEM_REFCOUNT, IV_MEM_BIASED, IV_MEM_BUFFERED, IV_NMEM
+};
 extern const char *const iv_memory_names[IV_NMEM];
 int iv_memory_find(const char *name);          /* -1 when unknown */
 

@@ -31,6 +31,20 @@
  *    shared count decides from then on; a non-owner that takes the shared count below
  *    0 queues the object to its owner, which merges it at its next slice boundary.
  *    Elsewhere both fields are plain or transactional and their sum decides at once.
+ *  - buffered (the STM's own scheme; runtime/stm/DESIGN.md, "Reference counts that
+ *    do not conflict"): an object's count lives outside the shared heap, in a count
+ *    cell of plain memory that the object names (h.rcs, written once at its birth),
+ *    so changing it is never a write to the object. A block records its count
+ *    changes in a per-thread map (cell -> delta), thrown away if the block re-runs;
+ *    after the block completes, the thread applies them (atomic adds: increments,
+ *    then decrements). A cell that a decrement takes to 0 enters its limbo, tagged
+ *    with the epoch it read after; it is freed only when every running thread has
+ *    published a later epoch, which it does after applying its own deltas, and only
+ *    if its count is still 0 then (the flag IV_CNT_LIMBO makes that test and the
+ *    free one CAS, and keeps one limbo entry per cell). Objects a block allocated
+ *    and that no reference holds at its end are freed inside the block (where a
+ *    slice runs alone: under stm, htm, itm, gil, mutex, seq): they never reach
+ *    another thread and cost no count work.
  *
  * Invariants:
  *  - A value's reference is counted once per place that holds it (stack slot, local,
@@ -117,6 +131,18 @@ static inline iv_val iv_small(int64_t v) { return (uint64_t)v << 4; }
 static inline bool iv_fits_small(int64_t v) { return v >= IV_SMALL_MIN && v <= IV_SMALL_MAX; }
 static inline iv_val iv_tagged(iv_oref r, int type) { return (iv_val)(uintptr_t)r | (unsigned)type; }
 
+/* buffered: an object's count, outside the shared heap (plain memory). */
+#define IV_CNT_LIMBO ((int64_t)1 << 61)   /* in a limbo list, waiting for the epochs */
+#define IV_CNT_DEAD ((int64_t)1 << 60)    /* freed; the cell goes back to a free list */
+struct iv_count {
+    _Atomic int64_t n;                   /* references, plus the flags above */
+    iv_val obj;                          /* the object (tagged), for the free */
+};
+struct iv_limbo {
+    struct iv_count *c;
+    uint64_t tag;                        /* the epoch read after its count reached 0 */
+};
+
 /* The per-thread state of the memory mode (in struct iv_thread). */
 struct iv_mem {
     iv_val *reg;                     /* tracing: the objects this thread allocated */
@@ -133,6 +159,23 @@ struct iv_mem {
     pthread_mutex_t inbox_mu;        /* biased under locks: objects queued to this owner */
     iv_val *inbox;
     size_t ninbox, capinbox;
+    /* buffered: */
+    struct iv_count **dkey;              /* the running block's deltas: an open-address */
+    int64_t *dval;                       /* map cell -> delta (dcap a power of two) */
+    uint32_t *dused;                     /* its used slots, in insertion order */
+    size_t dcap, nd;
+    iv_val *young;                       /* objects the running block allocated */
+    size_t nyoung, capyoung;
+    struct iv_count **cfree;             /* free cells; the block takes from the top */
+    size_t ncfree, capcfree, ctaken;
+    struct iv_count **cret;              /* cells of objects freed in the block */
+    size_t nret, capret;
+    void **slabs;                        /* the cells' memory */
+    size_t nslabs;
+    struct iv_limbo *limbo;
+    size_t nlimbo, caplimbo;
+    _Atomic uint64_t seen;               /* the epoch published after the last apply;
+                                          * UINT64_MAX while not running */
 };
 
 static void iv_grow(iv_val **v, size_t *cap, size_t need)

@@ -19,6 +19,129 @@
 #ifndef IV_OBJVM_H
 #define IV_OBJVM_H
 
+/* ---- buffered: counts outside the shared heap (obj.h; runtime/stm/DESIGN.md) ---- */
+
+#if IV_COUNT_ATOMIC
+#define IV_SLICE_ALONE 0       /* locks: other threads run while a slice does */
+#else
+#define IV_SLICE_ALONE 1       /* a slice's objects reach nobody before it completes */
+#endif
+#define IV_CELL_SLAB 1024
+
+static void iv_vgrow(void **v, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return;
+    size_t c = *cap ? *cap * 2 : 64;
+    while (c < need)
+        c *= 2;
+    void *n = realloc(*v, c * elem);
+    if (!n)
+        sync_out_of_resources("interp: out of memory (%zu entries of %zu bytes)", c, elem);
+    *v = n;
+    *cap = c;
+}
+
+/* The count cell of w's object; NULL for a small int or an object of the program
+ * (immortal here). A read of the object, never a write. */
+static inline struct iv_count *iv_count_of(iv_val w)
+{
+    if (iv_vtype(w) == IV_T_INT)
+        return NULL;
+    iv_oref o = iv_vref(w);
+    SYNC_READ(o);
+    return (struct iv_count *)(uintptr_t)o->rcs;
+}
+
+static void iv_dmap_resize(struct iv_mem *m, size_t cap)
+{
+    struct iv_count **ok = m->dkey;
+    int64_t *ov = m->dval;
+    uint32_t *ou = m->dused;
+    size_t on = m->nd;
+    m->dkey = calloc(cap, sizeof *m->dkey);
+    m->dval = malloc(cap * sizeof *m->dval);
+    m->dused = malloc(cap * sizeof *m->dused);
+    if (!m->dkey || !m->dval || !m->dused)
+        sync_out_of_resources("interp: out of memory for %zu count changes", cap);
+    m->dcap = cap;
+    m->nd = 0;
+    for (size_t i = 0; i < on; i++) {
+        struct iv_count *c = ok[ou[i]];
+        size_t j = (size_t)(iv_hash((int64_t)(uintptr_t)c) & (cap - 1));
+        while (m->dkey[j])
+            j = (j + 1) & (cap - 1);
+        m->dkey[j] = c;
+        m->dval[j] = ov[ou[i]];
+        m->dused[m->nd++] = (uint32_t)j;
+    }
+    free(ok);
+    free(ov);
+    free(ou);
+}
+
+/* The delta slot of cell c in the running block's map (added at 0). */
+static inline int64_t *iv_delta(struct iv_mem *m, struct iv_count *c)
+{
+    if (SYNC_UNLIKELY(2 * (m->nd + 1) > m->dcap))
+        iv_dmap_resize(m, m->dcap ? 2 * m->dcap : 256);
+    size_t j = (size_t)(iv_hash((int64_t)(uintptr_t)c) & (m->dcap - 1));
+    for (;; j = (j + 1) & (m->dcap - 1)) {
+        if (m->dkey[j] == c)
+            return &m->dval[j];
+        if (!m->dkey[j]) {
+            m->dkey[j] = c;
+            m->dval[j] = 0;
+            m->dused[m->nd++] = (uint32_t)j;
+            return &m->dval[j];
+        }
+    }
+}
+
+static inline void iv_buf_add(struct iv_thread *th, iv_val w, int64_t d)
+{
+    struct iv_count *c = iv_count_of(w);
+    if (c)
+        *iv_delta(&th->mem, c) += d;
+}
+
+/* A free cell for an object born in the running block (taken for good only when the
+ * block completes: iv_buf_after). */
+static struct iv_count *iv_cell_take(struct iv_mem *m)
+{
+    if (m->ncfree == m->ctaken) {
+        /* new cells go below the taken ones: the top stays where it is */
+        struct iv_count *slab = malloc(IV_CELL_SLAB * sizeof *slab);
+        iv_vgrow((void **)&m->slabs, &(size_t){ m->nslabs }, m->nslabs + 1, sizeof *m->slabs);
+        iv_vgrow((void **)&m->cfree, &m->capcfree, m->ncfree + IV_CELL_SLAB, sizeof *m->cfree);
+        if (!slab)
+            sync_out_of_resources("interp: out of memory for count cells");
+        m->slabs[m->nslabs++] = slab;
+        memmove(m->cfree + IV_CELL_SLAB, m->cfree, m->ncfree * sizeof *m->cfree);
+        for (size_t i = 0; i < IV_CELL_SLAB; i++) {
+            /* relaxed: the slab is this thread's until a cell is taken */
+            atomic_init(&slab[i].n, IV_CNT_DEAD);     /* free: the teardown's test */
+            m->cfree[i] = &slab[i];
+        }
+        m->ncfree += IV_CELL_SLAB;
+    }
+    struct iv_count *c = m->cfree[m->ncfree - 1 - m->ctaken++];
+    /* relaxed: nobody else knows the cell until the block that made the object ends */
+    atomic_store_explicit(&c->n, 0, memory_order_relaxed);
+    return c;
+}
+
+/* At the start of each run of a block: forget what a thrown-away run recorded. */
+static inline void iv_buf_begin(struct iv_mem *m)
+{
+    for (size_t i = 0; i < m->nd; i++)
+        m->dkey[m->dused[i]] = NULL;
+    m->nd = 0;
+    m->nyoung = 0;
+    m->ctaken = 0;
+    m->nret = 0;
+}
+
 /* ---- allocation ---- */
 
 /* A new object's counts and registry entry; w is its tagged value. */
@@ -31,6 +154,14 @@ static inline void iv_born(const struct iv_ctx *cx, struct iv_thread *th, struct
         struct iv_mem *m = &th->mem;
         iv_grow(&m->reg, &m->capreg, m->nreg + 1);
         m->reg[m->nreg++] = w;
+    } else if (cx->memory == IV_MEM_BUFFERED) {
+        struct iv_mem *m = &th->mem;
+        struct iv_count *c = iv_cell_take(m);
+        c->obj = w;
+        o->rcs = (int64_t)(uintptr_t)c;
+        iv_vgrow((void **)&m->young, &m->capyoung, m->nyoung + 1, sizeof *m->young);
+        m->young[m->nyoung++] = w;
+        *iv_delta(m, c) += 1;             /* the reference the creator pushes */
     } else {
         o->rc = 1;                        /* the reference the creator pushes */
     }
@@ -130,6 +261,10 @@ static inline void iv_decref(const struct iv_ctx *cx, struct iv_thread *th, stru
 {
     if (iv_vtype(w) == IV_T_INT || cx->memory == IV_MEM_TRACING)
         return;
+    if (cx->memory == IV_MEM_BUFFERED) {
+        iv_buf_add(th, w, -1);
+        return;
+    }
     if (iv_decref_(cx->memory, th->tid, w, cx->mems))
         iv_release(cx, th, vm, w);
 }
@@ -159,6 +294,190 @@ static SYNC_NOINLINE void iv_brc_drain(const struct iv_ctx *cx, struct iv_thread
     free(q);
 }
 #endif
+
+/* Drops the references a dead container's elements held (into the map). */
+static void iv_buf_drop_elements(struct iv_thread *th, iv_val w)
+{
+    if (iv_vtype(w) == IV_T_LIST) {
+        iv_olist_ref l = (iv_olist_ref)iv_vref(w);
+        for (int64_t i = 0, n = iv_olist_len(l); i < n; i++)
+            iv_buf_add(th, iv_olist_get(l, i), -1);
+    } else if (iv_vtype(w) == IV_T_DICT) {
+        iv_odict_ref d = (iv_odict_ref)iv_vref(w);
+        SYNC_READ(d);
+        iv_slots_ref s = d->slots;
+        SYNC_READ(s);
+        for (int64_t j = 0; j < d->cap; j++)
+            if (s->e[j].used)
+                iv_buf_add(th, (iv_val)s->e[j].val, -1);
+    }
+}
+
+/* At the end of a block, inside it (IV_SLICE_ALONE): the objects it allocated that
+ * nothing holds any more are freed now, with their cells, until none is left. */
+static SYNC_NOINLINE __attribute__((unused)) void iv_buf_settle(struct iv_thread *th,
+                                                                struct iv_vm *vm)
+{
+    struct iv_mem *m = &th->mem;
+    for (bool more = true; more;) {
+        more = false;
+        for (size_t i = m->nyoung; i-- > 0;) {
+            iv_val y = m->young[i];
+            if (!y)
+                continue;
+            struct iv_count *c = iv_count_of(y);
+            int64_t *d = iv_delta(m, c);
+            if (*d != 0)
+                continue;
+            m->young[i] = 0;
+            more = true;
+            iv_buf_drop_elements(th, y);
+            iv_free_obj(y);
+            vm->frees++;
+            /* relaxed: the cell never left this thread */
+            atomic_store_explicit(&c->n, IV_CNT_DEAD, memory_order_relaxed);
+            iv_vgrow((void **)&m->cret, &m->capret, m->nret + 1, sizeof *m->cret);
+            m->cret[m->nret++] = c;
+        }
+    }
+}
+
+static void iv_limbo_push(const struct iv_ctx *cx, struct iv_mem *m, struct iv_count *c)
+{
+    iv_vgrow((void **)&m->limbo, &m->caplimbo, m->nlimbo + 1, sizeof *m->limbo);
+    /* acquire: pairs with the release increments of the epoch; read after the
+     * decrement that took the count to 0 (its tag is at least every epoch read
+     * before that) */
+    m->limbo[m->nlimbo].tag = atomic_load_explicit(&cx->epoch, memory_order_acquire);
+    m->limbo[m->nlimbo++].c = c;
+}
+
+/* A count went to 0 (no flag): it enters this thread's limbo, once. */
+static void iv_count_zero(const struct iv_ctx *cx, struct iv_mem *m, struct iv_count *c)
+{
+    int64_t zero = 0;
+    /* acq_rel: as the decrements; only one thread moves 0 to LIMBO */
+    if (atomic_compare_exchange_strong_explicit(&c->n, &zero, IV_CNT_LIMBO,
+                                                memory_order_acq_rel, memory_order_relaxed))
+        iv_limbo_push(cx, m, c);
+}
+
+/* After the block completed: the taken cells are the objects', the freed ones go
+ * back, the deltas are applied (increments first) and the epoch is published. */
+static void iv_buf_apply(const struct iv_ctx *cx, struct iv_thread *th)
+{
+    struct iv_mem *m = &th->mem;
+    m->ncfree -= m->ctaken;
+    m->ctaken = 0;
+    for (size_t i = 0; i < m->nret; i++) {
+        iv_vgrow((void **)&m->cfree, &m->capcfree, m->ncfree + 1, sizeof *m->cfree);
+        m->cfree[m->ncfree++] = m->cret[i];
+    }
+    m->nret = 0;
+    for (size_t i = 0; i < m->nd; i++) {
+        size_t j = m->dused[i];
+        if (m->dval[j] > 0)
+            /* relaxed: an increment needs no order; the holder keeps it alive */
+            atomic_fetch_add_explicit(&m->dkey[j]->n, m->dval[j], memory_order_relaxed);
+    }
+    for (size_t i = 0; i < m->nd; i++) {
+        size_t j = m->dused[i];
+        if (m->dval[j] < 0) {
+            /* acq_rel: the release orders this thread's uses of the object before a
+             * free by whoever sees 0; the acquire, the others' uses before ours */
+            int64_t now = atomic_fetch_add_explicit(&m->dkey[j]->n, m->dval[j],
+                                                    memory_order_acq_rel) + m->dval[j];
+            if (now == 0)
+                iv_count_zero(cx, m, m->dkey[j]);
+        }
+    }
+    /* an object born here that nothing counted (where slices do not run alone) */
+    for (size_t i = 0; i < m->nyoung; i++)
+        if (m->young[i] && atomic_load_explicit(&iv_count_of(m->young[i])->n,
+                                                memory_order_acquire) == 0)
+            iv_count_zero(cx, m, iv_count_of(m->young[i]));
+    iv_buf_begin(m);
+    /* release: every delta above before the epoch it publishes (the reclaimers'
+     * acquire loads of `seen`); acquire: pairs with the epoch's increments */
+    atomic_store_explicit(&m->seen, atomic_load_explicit(&cx->epoch, memory_order_acquire),
+                          memory_order_release);
+}
+
+/* Frees what this thread's limbo holds and every running thread has passed (all of
+ * it with `force`: the teardown, nobody running), with its elements' references in
+ * a block of its own, and applies those in turn. */
+static SYNC_NOINLINE void iv_buf_reclaim(const struct iv_ctx *cx0, struct iv_thread *th,
+                                         bool force)
+{
+    struct iv_ctx *cx = (struct iv_ctx *)cx0;   /* the epoch moves */
+    struct iv_mem *m = &th->mem;
+    if (m->nlimbo == 0)
+        return;
+    uint64_t lo = UINT64_MAX;
+    if (!force) {
+        /* acq_rel: move the epoch past this limbo's entries so the others can pass it */
+        uint64_t e = atomic_load_explicit(&cx->epoch, memory_order_acquire);
+        if (m->limbo[m->nlimbo - 1].tag >= e)
+            atomic_fetch_add_explicit(&cx->epoch, 1, memory_order_acq_rel);
+        for (int t = 0; t < cx->nthreads; t++) {
+            /* acquire: pairs with the release store after that thread's deltas */
+            uint64_t s = atomic_load_explicit(&cx->th[t].mem.seen, memory_order_acquire);
+            lo = s < lo ? s : lo;
+        }
+    }
+    size_t k = 0, nfree = 0;
+    iv_val *dead = NULL;
+    struct iv_count **cells = NULL;
+    size_t capdead = 0, capcells = 0;
+    for (size_t i = 0; i < m->nlimbo; i++) {
+        struct iv_limbo e = m->limbo[i];
+        if (e.tag >= lo) {
+            m->limbo[k++] = e;
+            continue;
+        }
+        int64_t want = IV_CNT_LIMBO;
+        /* acq_rel: the free's decision: every use counted before it is visible */
+        if (atomic_compare_exchange_strong_explicit(&e.c->n, &want, IV_CNT_DEAD,
+                                                    memory_order_acq_rel, memory_order_acquire)) {
+            iv_vgrow((void **)&dead, &capdead, nfree + 1, sizeof *dead);
+            iv_vgrow((void **)&cells, &capcells, nfree + 1, sizeof *cells);
+            dead[nfree] = e.c->obj;
+            cells[nfree++] = e.c;
+            continue;
+        }
+        /* alive again: leave the limbo; if it fell to 0 meanwhile (its decrement saw
+         * the flag and left it to us), enter again with a new tag */
+        int64_t old = atomic_fetch_and_explicit(&e.c->n, ~IV_CNT_LIMBO, memory_order_acq_rel);
+        if ((old & ~IV_CNT_LIMBO) == 0)
+            iv_count_zero(cx, m, e.c);
+    }
+    m->nlimbo = k;
+    if (nfree) {
+        SYNC_ATOMIC("interp.reclaim") {
+            iv_buf_begin(m);
+            for (size_t i = 0; i < nfree; i++) {
+                iv_buf_drop_elements(th, dead[i]);
+                iv_free_obj(dead[i]);
+            }
+        }
+        for (size_t i = 0; i < nfree; i++) {
+            iv_vgrow((void **)&m->cfree, &m->capcfree, m->ncfree + 1, sizeof *m->cfree);
+            m->cfree[m->ncfree++] = cells[i];
+        }
+        m->gc_freed += nfree;
+        iv_buf_apply(cx, th);
+    }
+    free(dead);
+    free(cells);
+}
+
+/* The thread's state of the scheme at a block's end, outside it. */
+static inline void iv_buf_after(const struct iv_ctx *cx, struct iv_thread *th)
+{
+    iv_buf_apply(cx, th);
+    if (th->mem.nlimbo)
+        iv_buf_reclaim(cx, th, false);
+}
 
 /* ---- the tracing collector ---- */
 
@@ -375,7 +694,13 @@ static SYNC_NOINLINE uint64_t iv_run_obj(const struct iv_ctx *cx, struct iv_thre
     intptr_t adepth = vm->adepth;
     int64_t left = budget;
     vm->in_run = 1;
-#define INCREF(w) iv_incref(mode, tid, (w))
+#define INCREF(w)                                                   \
+    do {                                                            \
+        if (mode == IV_MEM_BUFFERED)                                \
+            iv_buf_add(th, (w), 1);                                 \
+        else                                                        \
+            iv_incref(mode, tid, (w));                              \
+    } while (0)
 #define DECREF(w) iv_decref(cx, th, vm, (w))
 #define MKINT(v) iv_make_int(cx, th, vm, (v))
     for (;;) {

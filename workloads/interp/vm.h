@@ -68,8 +68,9 @@ static const struct wl_knob iv_knobs[IV_NKNOBS] = {
                     "the constant ITER of the program (loop count of one run)" },
     [IV_K_MEMORY] = { "memory", WL_KNOB_STR, 0, 0, 0, "raw",
                       "raw (ints are words, nothing allocated), tracing (objects, a "
-                      "collector), refcount (objects, CPython's counts) or biased (PEP 703's "
-                      "counts): docs/interp.md" },
+                      "collector), refcount (objects, CPython's counts), biased (PEP 703's "
+                      "counts) or buffered (counts outside the shared heap, changed after "
+                      "each block): docs/interp.md" },
 };
 
 /* ---- shared-heap objects; every one starts with the header and a lock word (used
@@ -325,6 +326,7 @@ struct iv_ctx {
     int nthreads;
     int memory;                      /* enum iv_memory */
     _Atomic int gc_req;              /* tracing: a collection runs (objvm.h's handshake) */
+    _Atomic uint64_t epoch;          /* buffered: moves when a limbo waits (objvm.h) */
     int64_t *konst;                  /* object model: PUSH's value per instruction */
     uint64_t *gobj;                  /* object model: like objs, tagged (lists, dicts) */
     struct iv_mem **mems;            /* [tid]: &th[tid].mem */
@@ -597,13 +599,22 @@ static uint64_t iv_block_obj(struct iv_ctx *cx, struct wl_thread *t)
     if (__atomic_load_n(&th->mem.ninbox, __ATOMIC_RELAXED))
         iv_brc_drain(cx, th, &th->vm[th->cur]);
 #endif
+    bool buffered = cx->memory == IV_MEM_BUFFERED;
     SYNC_ATOMIC("interp.slice") {
         struct iv_vm *w = &th->vm[th->cur ^ 1];
         th->mem.nreg = th->mem.reg_mark;
+        if (buffered)
+            iv_buf_begin(&th->mem);
         iv_vm_copy(w, &th->vm[th->cur]);
         th->last_n = iv_run_obj(cx, th, w, budget);
+#if IV_SLICE_ALONE
+        if (buffered)
+            iv_buf_settle(th, w);
+#endif
     }
     th->mem.reg_mark = th->mem.nreg;
+    if (buffered)
+        iv_buf_after(cx, th);
     WL_TXLEN_AFTER(t, th->last_n);
     th->cur ^= 1;
     if (SYNC_UNLIKELY(th->mem.nreg > th->mem.gc_at))
@@ -643,6 +654,8 @@ static void iv_thread_run(void *ctx, struct wl_thread *t)
     wl_txlen_init(t, cx->interval, IV_TXLEN_START, IV_TXLEN_MAX);
     bool objects = cx->memory != IV_MEM_RAW;
     if (objects) {
+        /* seq_cst: the buffered scheme's first epoch (a running thread from now on) */
+        atomic_store_explicit(&th->mem.seen, atomic_load(&cx->epoch), memory_order_seq_cst);
         /* seq_cst: the handshake's store (objvm.h); then park if a collection runs */
         atomic_store_explicit(&th->mem.safe, 0, memory_order_seq_cst);
         iv_gc_park(cx, th);
@@ -671,6 +684,11 @@ static void iv_thread_run(void *ctx, struct wl_thread *t)
 #if IV_COUNT_ATOMIC
         iv_brc_drain(cx, th, &th->vm[th->cur]);
 #endif
+        if (cx->memory == IV_MEM_BUFFERED) {
+            iv_buf_reclaim(cx, th, false);
+            /* release: its deltas are applied; it holds no limbo back any more */
+            atomic_store_explicit(&th->mem.seen, UINT64_MAX, memory_order_release);
+        }
         t->objects_allocated = th->vm[th->cur].allocs;
         t->objects_freed = th->vm[th->cur].frees + th->mem.gc_freed;
         /* seq_cst: the handshake's store: a finished thread never holds a collection */
@@ -686,7 +704,7 @@ static int iv_load(const struct wl_args *a, struct iv_program **out, char *err, 
     struct iv_params p = { .iterations = a->ival[IV_K_ITER], .threads = a->nthreads,
                            .memory = iv_memory_find(mem) };
     if (p.memory < 0) {
-        snprintf(err, errlen, "--memory: unknown mode '%s' (raw, tracing, refcount or biased)",
+        snprintf(err, errlen, "--memory: unknown mode '%s' (raw, tracing, refcount, biased or buffered)",
                  mem);
         return -1;
     }
@@ -784,12 +802,14 @@ static void iv_free_object(const struct iv_ctx *cx, const struct iv_global *gl, 
             iv_cell_ref c = (iv_cell_ref)r;
             SYNC_READ(c);
             iv_val v = (iv_val)c->value;
-            /* tracing: a registry's object, or the program's (freed with the constants) */
-            if (cx->memory != IV_MEM_TRACING && iv_vtype(v) != IV_T_INT)
+            /* tracing, buffered: a registry's or a cell's object, freed with them, or
+             * the program's (freed with the constants) */
+            if (cx->memory != IV_MEM_TRACING && cx->memory != IV_MEM_BUFFERED &&
+                iv_vtype(v) != IV_T_INT)
                 iv_decref(cx, th, &th->vm[th->cur], v);
         } else if (objects) {
             iv_val w = iv_tagged((iv_oref)r, gl->kind == IV_KIND_LIST ? IV_T_LIST : IV_T_DICT);
-            if (cx->memory == IV_MEM_TRACING)
+            if (cx->memory == IV_MEM_TRACING || cx->memory == IV_MEM_BUFFERED)
                 iv_free_obj(w);
             else
                 iv_release(cx, th, &th->vm[th->cur], w);  /* its elements' references */
@@ -825,8 +845,30 @@ static void iv_free_model(struct iv_ctx *cx)
                     iv_free_obj(m->reg[i]);
             }
         }
+    for (int t = 0; t < cx->nthreads && cx->memory == IV_MEM_BUFFERED; t++) {
+        struct iv_mem *m = &cx->th[t].mem;
+        /* every cell not marked free names a live object (limbo included) */
+        for (size_t s = 0; s < m->nslabs; s++) {
+            struct iv_count *slab = m->slabs[s];
+            SYNC_ATOMIC("interp.teardown") {
+                for (size_t i = 0; i < IV_CELL_SLAB; i++)
+                    if (!(atomic_load_explicit(&slab[i].n, memory_order_relaxed) & IV_CNT_DEAD))
+                        iv_free_obj(slab[i].obj);
+            }
+        }
+    }
     for (int t = 0; t < cx->nthreads; t++) {
         struct iv_mem *m = &cx->th[t].mem;
+        for (size_t s = 0; s < m->nslabs; s++)
+            free(m->slabs[s]);
+        free(m->slabs);
+        free(m->dkey);
+        free(m->dval);
+        free(m->dused);
+        free(m->young);
+        free(m->cfree);
+        free(m->cret);
+        free(m->limbo);
         free(m->reg);
         free(m->work);
         free(m->drop);
@@ -914,10 +956,12 @@ static void *iv_setup(const struct wl_args *a, char *err, size_t errlen)
         struct iv_mem *m = &cx->th[t].mem;
         pthread_mutex_init(&m->inbox_mu, NULL);
         atomic_init(&m->safe, 1);                 /* not started: never holds a collection */
+        atomic_init(&m->seen, UINT64_MAX);        /* nor a limbo */
         m->gc_at = IV_GC_MIN;
         cx->mems[t] = m;
     }
     atomic_init(&cx->gc_req, 0);
+    atomic_init(&cx->epoch, 1);
     for (int g = 0; g < cx->prog->nglobals; g++) {
         const struct iv_global *gl = &cx->prog->globals[g];
         for (int t = 0; t < (gl->per_thread ? n : 1); t++) {
