@@ -13,6 +13,7 @@
  *    later epoch;
  *  - an object a block allocated and dropped is freed inside the block (no limbo);
  *  - a block that re-runs forgets the counts of its thrown-away run.
+ * And the inline cache of global names (obj.h "Global names").
  */
 #define SYNC_RT seq
 #include "runtime/sync.h"
@@ -190,6 +191,43 @@ static void test_rerun_forgets_counts(void **state)
     iv_teardown(w.cx);
 }
 
+/* Global names through the module dict: the inline cache hits while the dict's keys
+ * version stands and finds the name again when it moves (a key added: the slots may
+ * have moved). */
+static void test_module_lookup_cache(void **state)
+{
+    (void)state;
+    const char *prog = tu_path(0, "names.stm");
+    tu_write(prog, ".global int a = 1\n.global int b = 2\n.per_thread int c\n"
+                   ".expect a = 1\nLOAD_GLOBAL a\nLOAD_GLOBAL b\nADD\nSTORE_GLOBAL c\nHALT\n");
+    struct wl_args args = { .nthreads = 2 };
+    args.sval[IV_K_PROGRAM] = prog;
+    args.sval[IV_K_MEMORY] = "buffered";
+    args.ival[IV_K_SWITCH] = 100;
+    args.ival[IV_K_ITER] = 1;
+    char err[256];
+    struct iv_ctx *cx = iv_setup(&args, err, sizeof err);
+    if (!cx)
+        fail_msg("setup: %s", err);
+    struct iv_thread *th = &cx->th[1];
+    iv_cell_ref a = iv_lookup_cell(cx, th, 0, 0), b = iv_lookup_cell(cx, th, 1, 1);
+    assert_true(a == (iv_cell_ref)cx->objs[0]);
+    assert_true(b == (iv_cell_ref)cx->objs[2]);
+    assert_true(iv_lookup_cell(cx, th, 3, 2) == (iv_cell_ref)th->obj[2]);  /* its own */
+    assert_int_equal(th->gcache[0].kver, cx->module->kver);
+    /* a stale entry (another version) is not believed */
+    th->gcache[0].cell = (iv_ref)cx->objs[2];
+    th->gcache[0].kver = cx->module->kver - 1;
+    assert_true(iv_lookup_cell(cx, th, 0, 0) == a);
+    /* a key added moves the version: every cache finds its name again */
+    int full;
+    iv_odict_set(cx->module, 12345, 0, &full);
+    assert_true(th->gcache[1].kver != cx->module->kver);
+    assert_true(iv_lookup_cell(cx, th, 1, 1) == b);
+    assert_int_equal(th->gcache[1].kver, cx->module->kver);
+    iv_teardown(cx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -197,6 +235,7 @@ int main(void)
         cmocka_unit_test(test_finished_thread_does_not_hold),
         cmocka_unit_test(test_dead_at_end_freed_in_block),
         cmocka_unit_test(test_rerun_forgets_counts),
+        cmocka_unit_test(test_module_lookup_cache),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -46,6 +46,15 @@
  *    slice runs alone: under stm, htm, itm, gil, mutex, seq): they never reach
  *    another thread and cost no count work.
  *
+ * Global names. A shared `.global int` is found through the module dict (cx->module:
+ * the name's hash -> its cell, as PyPy's module dicts keep cells) at every
+ * LOAD_GLOBAL and STORE_GLOBAL, with an inline cache per instruction and thread
+ * (th->gcache: the cell and the dict's keys version it was found at); a hit reads
+ * the dict's header, a miss (a new version) probes. The dict is read by every thread
+ * and written by none while a program runs (names are declared), so reading it
+ * never conflicts; the cells hold the values, as before. `.per_thread` names are
+ * the thread's own (as thread-locals) and need no lookup.
+ *
  * Invariants:
  *  - A value's reference is counted once per place that holds it (stack slot, local,
  *    cell, element, dict value, the code for a constant) in refcount and biased; the
@@ -115,6 +124,8 @@ struct iv_odict {
     struct iv_ohdr h;
     int64_t count, cap;              /* cap: a power of two */
     SYNC_REF(struct iv_slots) slots;
+    int64_t kver;                    /* keys version: moves when a key is added (the
+                                      * slots may move); values do not move it */
 };
 typedef SYNC_REF(struct iv_ohdr) iv_oref;
 typedef SYNC_REF(struct iv_box) iv_box_ref;
@@ -408,6 +419,7 @@ static iv_val iv_odict_set(iv_odict_ref d, int64_t key, iv_val w, int *full)
     s->e[i].val = (int64_t)w;
     s->e[i].used = 1;
     d->count = count + 1;
+    d->kver++;
     return 0;
 }
 

@@ -680,6 +680,23 @@ static inline bool iv_truth(iv_val w)
     }
 }
 
+/* The cell of int global g, found through the module dict (obj.h "Global names"). */
+static inline iv_cell_ref iv_lookup_cell(const struct iv_ctx *cx, struct iv_thread *th,
+                                         intptr_t at, int32_t g)
+{
+    if (cx->prog->globals[g].per_thread)
+        return (iv_cell_ref)th->obj[g];
+    iv_odict_ref md = cx->module;
+    SYNC_READ(md);
+    struct iv_gcache *gc = &th->gcache[at];
+    if (SYNC_LIKELY(gc->kver == md->kver))
+        return (iv_cell_ref)gc->cell;
+    int64_t i = iv_odict_find(md, cx->gkey[g]);   /* every declared name is there */
+    gc->cell = (iv_ref)(uintptr_t)md->slots->e[i].val;
+    gc->kver = md->kver;
+    return (iv_cell_ref)gc->cell;
+}
+
 /* The list or dict a global names (its object: the declared container). */
 #define IV_GOBJ(g) (th->gobj[g])
 
@@ -743,7 +760,7 @@ static SYNC_NOINLINE uint64_t iv_run_obj(const struct iv_ctx *cx, struct iv_thre
         case IV_LOAD_GLOBAL:
             IV_LOCK(th, g, adepth);
             if (cx->prog->globals[g].kind == IV_KIND_INT) {
-                iv_cell_ref c = IV_CELL(g);
+                iv_cell_ref c = iv_lookup_cell(cx, th, pc - 1, g);
                 SYNC_READ(c);
                 r = (iv_val)c->value;
             } else {
@@ -754,7 +771,7 @@ static SYNC_NOINLINE uint64_t iv_run_obj(const struct iv_ctx *cx, struct iv_thre
             vals[sp++] = (int64_t)r;
             break;
         case IV_STORE_GLOBAL: {
-            iv_cell_ref c = IV_CELL(g);
+            iv_cell_ref c = iv_lookup_cell(cx, th, pc - 1, g);
             IV_LOCK(th, g, adepth);
             SYNC_WRITE(c);
             r = (iv_val)c->value;

@@ -308,6 +308,10 @@ struct iv_vm {
     struct iv_frame frames[IV_FRAMES_MAX];
     int64_t vals[IV_VALS_MAX];
 };
+struct iv_gcache {
+    int64_t kver;                    /* the module dict's keys version when filled; 0: empty */
+    iv_ref cell;
+};
 struct iv_thread {
     struct iv_vm vm[2];
     int cur;                         /* vm[cur]: state after the last completed slice */
@@ -319,6 +323,7 @@ struct iv_thread {
     uint64_t gobj[IV_MAX_GLOBALS];   /* object model: the tagged value of each declared
                                       * list or dict (obj[g] with its type) */
     struct iv_mem mem;               /* object model: allocation, counts, collector */
+    struct iv_gcache *gcache;        /* object model: per instruction, obj.h "Global names" */
 } SYNC_CL_ALIGNED;
 
 struct iv_ctx {
@@ -330,6 +335,8 @@ struct iv_ctx {
     int64_t *konst;                  /* object model: PUSH's value per instruction */
     uint64_t *gobj;                  /* object model: like objs, tagged (lists, dicts) */
     struct iv_mem **mems;            /* [tid]: &th[tid].mem */
+    iv_odict_ref module;             /* object model: name hash -> cell (obj.h) */
+    int64_t gkey[IV_MAX_GLOBALS];    /* each global's name hash */
     iv_val *pobj;                    /* object model: the globals' first values (boxes) */
     size_t npobj, cappobj;
     pthread_mutex_t pobj_mu;
@@ -756,6 +763,55 @@ static void iv_program_keep(const struct iv_ctx *cx0, iv_val w)
     pthread_mutex_unlock(&cx->pobj_mu);
 }
 
+/* The name's hash: the module dict's key (FNV-1a, 64 bits). */
+static int64_t iv_name_hash(const char *name)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (const char *p = name; *p; p++)
+        h = (h ^ (uint8_t)*p) * 0x100000001b3ull;
+    return (int64_t)h;
+}
+
+/* The module dict of the shared int globals (obj.h "Global names"), and every
+ * thread's inline caches. -1 and err when two names hash alike or memory runs out. */
+static int iv_module_new(struct iv_ctx *cx, char *err, size_t errlen)
+{
+    const struct iv_program *pr = cx->prog;
+    for (int g = 0; g < pr->nglobals; g++) {
+        cx->gkey[g] = iv_name_hash(pr->globals[g].name);
+        for (int h = 0; h < g; h++)
+            if (cx->gkey[h] == cx->gkey[g]) {
+                snprintf(err, errlen, "interp: the names '%s' and '%s' hash alike",
+                         pr->globals[h].name, pr->globals[g].name);
+                return -1;
+            }
+    }
+    for (int t = 0; t < cx->nthreads; t++) {
+        cx->th[t].gcache = calloc((size_t)pr->ncode, sizeof *cx->th[t].gcache);
+        if (!cx->th[t].gcache) {
+            snprintf(err, errlen, "interp: out of memory for the inline caches");
+            return -1;
+        }
+    }
+    iv_odict_ref md = SYNC_NULL;
+    SYNC_ATOMIC("interp.setup") {
+        md = (iv_odict_ref)sync_alloc(128);           /* a line of its own */
+        iv_program_obj(cx, (iv_oref)md, 0, true);
+        md->cap = 8;
+        md->slots = iv_slots_new(8);
+        md->kver = 1;
+        for (int g = 0; g < pr->nglobals; g++) {
+            int full;
+            if (pr->globals[g].kind == IV_KIND_INT && !pr->globals[g].per_thread)
+                iv_odict_set(md, cx->gkey[g], (iv_val)(uintptr_t)cx->objs[(size_t)g *
+                                                                          (size_t)cx->nthreads],
+                             &full);
+        }
+    }
+    cx->module = md;
+    return 0;
+}
+
 static iv_ref iv_new_object(const struct iv_ctx *cx, const struct iv_global *gl, int tid)
 {
     iv_ref r = SYNC_NULL;
@@ -910,6 +966,16 @@ static void iv_teardown(void *ctx)
         }
     if (cx->memory != IV_MEM_RAW && cx->th && cx->prog)
         iv_free_model(cx);
+    if (cx->module != SYNC_NULL) {
+        iv_odict_ref md = cx->module;
+        SYNC_ATOMIC("interp.teardown") {
+            SYNC_READ(md);
+            SYNC_FREE(md->slots);
+            SYNC_FREE(md);
+        }
+    }
+    for (int t = 0; cx->th && cx->prog && t < cx->nthreads; t++)
+        free(cx->th[t].gcache);
     free(cx->konst);
     free(cx->gobj);
     free(cx->mems);
@@ -971,6 +1037,10 @@ static void *iv_setup(const struct wl_args *a, char *err, size_t errlen)
                 cx->gobj[k] = iv_tagged((iv_oref)cx->objs[k], gl->kind == IV_KIND_LIST
                                                                   ? IV_T_LIST : IV_T_DICT);
         }
+    }
+    if (cx->memory != IV_MEM_RAW && iv_module_new(cx, err, errlen) < 0) {
+        iv_teardown(cx);
+        return NULL;
     }
     if (cx->memory != IV_MEM_RAW) {
         const struct iv_program *pr = cx->prog;
