@@ -22,6 +22,8 @@
 #                   from results/latest (BENCH_DURATION BENCH_REPEAT BENCH_THREADS
 #                   BENCH_OVERSUB BENCH_RUNTIMES BENCH_WORKLOADS ...: docs/contract.md),
 #                   with one oversubscribed point (2 x the hardware threads)
+#   make interp-memory  interp's object model in every memory mode and runtime, 1 and
+#                   2 threads (scripts/interp-memory.sh) into INTERP_OUT (results/latest)
 #   make stress     long randomized + chaos stress of every runtime (minutes)
 #   make plots      redraw figures from results/latest/*.csv
 #   make report RESULTS="dir1 dir2 ..."   several machines' bench folders in one report
@@ -203,7 +205,7 @@ TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 # build/stmbench: a link to the default configuration's binary (see the header).
 STMBENCH_LINK := $(if $(filter build/release,$(BUILD)),build/stmbench)
 
-.PHONY: all test bench stress plots report pack scaling micro regress regress-history fuzz deps clean
+.PHONY: all test bench stress plots report pack scaling micro regress regress-history fuzz interp-memory deps clean
 all: $(BUILD)/stmbench $(TEST_BINS) $(STMBENCH_LINK)
 
 # ---- the flags stamp: every object and binary depends on it (see the header)
@@ -337,6 +339,10 @@ endif
 
 bench: all
 	@BUILD=$(BUILD) scripts/bench.sh
+
+# The interpreter's memory modes alone (scripts/interp-memory.sh), into results/latest/.
+interp-memory: all
+	@BUILD=$(BUILD) scripts/interp-memory.sh $(or $(INTERP_OUT),results/latest)
 
 stress: all
 	@scripts/stress.sh $(BUILD)

@@ -40,6 +40,10 @@
 #                   where they run (BENCH_SWEEP_RUNTIMES); 0: none. A reduced sweep by
 #                   default (0.5 s runs, 1 repeat: about 3 minutes on 2 cores)
 #   BENCH_SWEEP_DURATION, BENCH_SWEEP_REPEAT  seconds per sweep run (0.5), repeats (1)
+#   BENCH_INTERP    1 (default, except with BENCH_PLOTS=0): then interp's memory modes
+#                   (scripts/interp-memory.sh: interp_memory.csv, .md and the plot;
+#                   INTERP_DURATION 0.5 s, INTERP_REPEAT 3: about 3 minutes on 2 cores);
+#                   0 leaves them out
 #   BUILD, STMBENCH the build directory (default build/release) and harness binary
 #
 # bench-config.txt records the variables and the sitting: before the first run and after
@@ -352,6 +356,17 @@ if [ "${BENCH_SWEEP:-$sweep_default}" != 0 ]; then
             fi
         done
     done
+fi
+
+# The interpreter as CPython and PyPy run it (scripts/interp-memory.sh): interp's
+# object-model programs in every memory mode; not in make regress's tables-only runs.
+[ "${BENCH_PLOTS:-1}" = 0 ] && interp_default=0 || interp_default=1
+if [ "${BENCH_INTERP:-$interp_default}" != 0 ] && printf '%s\n' $WORKLOADS | grep -qx interp; then
+    echo "bench: the interpreter's memory modes (scripts/interp-memory.sh)"
+    if ! STMBENCH="$BIN" scripts/interp-memory.sh "$OUT"; then
+        echo "interp-memory: failed (see $OUT/interp_failures.txt)" >>"$FAILS"
+        nfail=$((nfail + 1))
+    fi
 fi
 
 sitting end >>"$OUT/bench-config.txt"
