@@ -33,7 +33,9 @@ def load(path):
             rd = csv.DictReader(f)
             missing = [c for c in NEED if c not in (rd.fieldnames or [])]
             if missing:
-                sys.exit("interp_memory: %s lacks column(s) %s" % (path, ", ".join(missing)))
+                print("interp_memory: %s lacks column(s) %s (an older CSV: the object model "
+                      "counts came later)" % (path, ", ".join(missing)), file=sys.stderr)
+                sys.exit(2)
             rows = list(rd)
     except OSError as e:
         print("interp_memory: %s" % e, file=sys.stderr)
