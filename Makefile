@@ -24,6 +24,8 @@
 #                   with one oversubscribed point (2 x the hardware threads)
 #   make interp-memory  interp's object model in every memory mode and runtime, 1 and
 #                   2 threads (scripts/interp-memory.sh) into INTERP_OUT (results/latest)
+#   make memcheck   interp's memory bounded: 30 s runs at 2 threads in every runtime and
+#                   memory mode, RSS at the end at most 2x at 5 s (scripts/interp-rss.sh)
 #   make stress     long randomized + chaos stress of every runtime (minutes)
 #   make plots      redraw figures from results/latest/*.csv
 #   make report RESULTS="dir1 dir2 ..."   several machines' bench folders in one report
@@ -205,7 +207,7 @@ TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 # build/stmbench: a link to the default configuration's binary (see the header).
 STMBENCH_LINK := $(if $(filter build/release,$(BUILD)),build/stmbench)
 
-.PHONY: all test bench stress plots report pack scaling micro regress regress-history fuzz interp-memory deps clean
+.PHONY: all test bench stress plots report pack scaling micro regress regress-history fuzz interp-memory memcheck deps clean
 all: $(BUILD)/stmbench $(TEST_BINS) $(STMBENCH_LINK)
 
 # ---- the flags stamp: every object and binary depends on it (see the header)
@@ -339,6 +341,11 @@ endif
 
 bench: all
 	@BUILD=$(BUILD) scripts/bench.sh
+
+# interp's memory stays bounded: 30 s runs at 2 threads, RSS at 5 s against the end
+# (scripts/interp-rss.sh), into MEMCHECK_OUT (results/latest).
+memcheck: all
+	@BUILD=$(BUILD) scripts/interp-rss.sh $(or $(MEMCHECK_OUT),results/latest)
 
 # The interpreter's memory modes alone (scripts/interp-memory.sh), into results/latest/.
 interp-memory: all
