@@ -264,13 +264,14 @@ static inline int iv_decref_(int mode, int tid, iv_val w, struct iv_mem *const *
     if (owner == tid && !(__atomic_load_n(&o->rcs, __ATOMIC_RELAXED) & IV_BRC_MERGED)) {
         if (--o->rc > 0)
             return 0;
-        /* merge: from now on the shared count decides. acq_rel as the sub below. */
+        /* merge: from now on the shared count decides. acq_rel as the sub below. An
+         * object in this owner's inbox is the drain's to decide (iv_brc_drain). */
         int64_t old = __atomic_fetch_or(&o->rcs, IV_BRC_MERGED, __ATOMIC_ACQ_REL);
-        return (old >> 2) == 0;
+        return !(old & IV_BRC_QUEUED) && (old >> 2) == 0;
     }
     int64_t now = __atomic_sub_fetch(&o->rcs, 4, __ATOMIC_ACQ_REL); /* as refcount's */
     if (now & IV_BRC_MERGED)
-        return (now >> 2) == 0;
+        return !(now & IV_BRC_QUEUED) && (now >> 2) == 0;   /* queued: the drain's */
     if ((now >> 2) < 0 && !(now & IV_BRC_QUEUED) &&
         !(__atomic_fetch_or(&o->rcs, IV_BRC_QUEUED, __ATOMIC_RELAXED) & IV_BRC_QUEUED))
         iv_brc_queue(mems[owner], w);   /* the owner merges it (iv_brc_drain) */

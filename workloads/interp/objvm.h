@@ -284,11 +284,17 @@ static SYNC_NOINLINE void iv_brc_drain(const struct iv_ctx *cx, struct iv_thread
     pthread_mutex_unlock(&m->inbox_mu);
     for (size_t i = 0; i < n; i++) {
         iv_oref o = iv_vref(q[i]);
-        int64_t local = o->rc;
+        int64_t local = o->rc, old, now;
         o->rc = 0;
-        /* acq_rel: as the decrements of obj.h; adds the owner's count and merges */
-        int64_t old = __atomic_fetch_add(&o->rcs, local * 4 + IV_BRC_MERGED, __ATOMIC_ACQ_REL);
-        if ((old >> 2) + local == 0)
+        /* adds the owner's count, merges and leaves the inbox in one step, so that a
+         * decrement after it decides alone and one before it left the free to us.
+         * acq_rel: as the decrements of obj.h */
+        old = __atomic_load_n(&o->rcs, __ATOMIC_RELAXED);
+        do {
+            now = ((old & ~(int64_t)3) + local * 4) | IV_BRC_MERGED;
+        } while (!__atomic_compare_exchange_n(&o->rcs, &old, now, false, __ATOMIC_ACQ_REL,
+                                              __ATOMIC_RELAXED));
+        if ((now >> 2) == 0)
             iv_release(cx, th, vm, q[i]);
     }
     free(q);
