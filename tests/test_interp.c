@@ -7,6 +7,7 @@
  * programs, switch intervals and iteration counts from a fixed seed), including the
  * atomicity program that catches a section seen half-done by another thread.
  */
+#include "runtime/sync.h"
 #include "tests/stmbench_testutil.h"
 
 #include <setjmp.h>
@@ -226,6 +227,17 @@ static void test_modes_stm(void **state)
     run_modes("stm", "8", 1);
 }
 
+/* itm (GCC's libitm) where this build has it: the same at 1, 2 and 8 threads. */
+static void test_modes_itm(void **state)
+{
+    (void)state;
+    if (!sync_runtime_find("itm"))
+        skip();
+    run_modes("itm", "1", 0);
+    run_modes("itm", "2", 0);
+    run_modes("itm", "8", 0);
+}
+
 /* Garbage is reclaimed in every mode: arith allocates on most bytecodes (at least one
  * object per 10), and what is freed keeps up with it (the live set is a few objects per
  * thread); a mode that leaked would show allocated far above freed. */
@@ -298,6 +310,7 @@ int main(void)
         cmocka_unit_test(test_modes_mutex_gil),
         cmocka_unit_test(test_modes_locks),
         cmocka_unit_test(test_modes_stm),
+        cmocka_unit_test(test_modes_itm),
         cmocka_unit_test(test_modes_reclaim),
         cmocka_unit_test(test_modes_type_fault),
     };
