@@ -33,6 +33,8 @@ static cell_ref X, Y, ROOT;
 static sem_t s_a, s_b, s_main;
 static struct sync_stats st_a, st_b;
 
+static void share_heap(void);
+
 static void rt_up(int nthreads)
 {
     char err[256] = "";
@@ -53,6 +55,19 @@ static void rt_up(int nthreads)
         ROOT->next->v = 7;
     }
     sync_runtime_stm.thread_exit(NULL);
+    share_heap();
+}
+
+/* The setup's objects start shared: the granules allocated so far (by a thread that has
+ * left) are marked GS_SHARED, as if another segment had brought them in too. The tests
+ * of the logged protocol race on such data; a thread's commits that touch only granules
+ * it alone holds go without a log entry ("Private commits", DESIGN.md), and the tests of
+ * that path allocate their own. No thread is entered here. */
+static void share_heap(void)
+{
+    uintptr_t end = stm_debug_heap_cursor();
+    for (size_t g = 0; g < G.ngranules && granule_off(g) < end; g++)
+        atomic_store(&G.gshare[g], gs_word(GS_SHARED, 0, 0));
 }
 
 static void rt_down(void)
@@ -525,6 +540,7 @@ static void alloc_far(void)
         FAR->v = 5;
     }
     sync_runtime_stm.thread_exit(NULL);
+    share_heap();
 }
 
 /* Lazy pages only: under valgrind or STM_PAGES=eager every granule is the segment's
@@ -2094,6 +2110,403 @@ static void test_leaving_a_block_open_is_caught(void **state)
     expect_abort_naming(leave_by_return_then_block, "test.leave.return");
 }
 
+/* ==== Private commits (DESIGN.md, "Private commits") ====
+ * A thread's own objects (allocated in its chunks, which no other segment holds) are
+ * committed without a log entry while they stay its own; another thread's first access
+ * takes the granule from it (GS_CLOSING, then GS_SHARED with a floor). The tests below
+ * step every transition between the two. In each, A (thread 0) allocates its objects
+ * itself after entering: a fresh chunk of its own. Lazy pages only (with eager pages
+ * every segment holds every granule, and nothing is private). */
+static cell_ref PX, PX2;
+static _Thread_local int priv_arm;   /* the hooks are global: only the armed thread parks */
+static void priv_park(void)
+{
+    if (!priv_arm)
+        return;
+    priv_arm = 0;
+    sem_post(&s_main);
+    sem_wait(&s_a);
+}
+static int gs_kind_of(cell_ref c) { return GS_KIND(stm_debug_gshare(c)); }
+
+/* A commits its own object 100 times, allocating and freeing a scratch object in each
+ * transaction, while B is entered: no entry is linked (A's `newest` stays unset, the
+ * revision does not move), the scratch object is reused at once (no grace period), and
+ * segment 0 holds every commit. Then B reads the object: it takes the granule
+ * (GS_SHARED), sees the last value, and A's next write of it is logged. */
+static int pc_reused, pc_kind_before, pc_kind_after, pc_newest_before, pc_newest_after;
+static uint64_t pc_rev_before, pc_rev_after;
+static long pc_seen_b, pc_seen_b2;
+static void *pc_a(void *arg)
+{
+    (void)arg;
+    enter(0);
+    SYNC_ATOMIC("test.priv.alloc") {
+        PX = SYNC_ALLOC(cell_t);
+        PX->v = 0;
+    }
+    pc_rev_before = atomic_load(&seg_of(0)->rev);
+    cell_ref first = SYNC_NULL;
+    pc_reused = 1;
+    for (int i = 0; i < 100; i++)
+        SYNC_ATOMIC("test.priv.inc") {
+            cell_ref t = SYNC_ALLOC(cell_t);  /* dead at the end: freed in the same block */
+            if (i == 0)
+                first = t;
+            else if (t != first)
+                pc_reused = 0;
+            SYNC_WRITE(PX);
+            PX->v++;
+            SYNC_FREE(t);
+        }
+    pc_kind_before = gs_kind_of(PX);
+    pc_newest_before = atomic_load(&seg_of(0)->newest) != NULL;
+    pc_rev_after = stm_debug_rev();
+    sem_post(&s_b);             /* B: read PX */
+    sem_wait(&s_a);
+    pc_kind_after = gs_kind_of(PX);
+    SYNC_ATOMIC("test.priv.logged") {
+        SYNC_WRITE(PX);
+        PX->v++;
+    }
+    pc_newest_after = atomic_load(&seg_of(0)->newest) != NULL;
+    sem_post(&s_b);
+    sync_runtime_stm.thread_exit(&st_a);
+    return NULL;
+}
+static void *pc_b(void *arg)
+{
+    (void)arg;
+    enter(1);
+    sem_wait(&s_b);
+    SYNC_ATOMIC("test.priv.read") {
+        SYNC_READ(PX);
+        pc_seen_b = PX->v;      /* the first access: takes the granule from A */
+    }
+    sem_post(&s_a);
+    sem_wait(&s_b);
+    SYNC_ATOMIC("test.priv.read2") {
+        SYNC_READ(PX);
+        pc_seen_b2 = PX->v;     /* A's logged commit, imported */
+    }
+    sync_runtime_stm.thread_exit(&st_b);
+    return NULL;
+}
+static void test_private_commit_appends_nothing(void **state)
+{
+    (void)state;
+    rt_up(2);
+    LAZY_ONLY();
+    run2(pc_a, pc_b);
+    assert_int_equal(pc_kind_before, GS_PRIV);
+    assert_int_equal(pc_newest_before, 0);          /* A linked no entry */
+    assert_true(pc_rev_after == pc_rev_before);     /* nobody's revision moved */
+    assert_int_equal(pc_reused, 1);                 /* reused at once */
+    assert_int_equal(pc_seen_b, 100);
+    assert_int_equal(pc_kind_after, GS_SHARED);
+    assert_int_equal(pc_newest_after, 1);           /* now logged */
+    assert_int_equal(pc_seen_b2, 101);
+    assert_true(st_b.import_entries >= 1);
+    assert_int_equal(committed_v(PX), 101);
+    rt_down();
+}
+
+/* A first read while the owner commits privately: A parks inside its private commit,
+ * after its handshake and before its copies into segment 0; B's first access to PX
+ * must wait for those copies, then see them. */
+static atomic_int fp_b_done;
+static long fp_seen, fp_committed_while_parked;
+static int fp_b_early;
+static void *fp_a(void *arg)
+{
+    (void)arg;
+    enter(0);
+    SYNC_ATOMIC("test.fp.alloc") {
+        PX = SYNC_ALLOC(cell_t);
+        PX->v = 1;
+    }
+    priv_arm = 1;
+    stm_test_private_checked = priv_park;
+    SYNC_ATOMIC("test.fp.a") {
+        SYNC_WRITE(PX);
+        PX->v = 2;
+    }
+    stm_test_private_checked = NULL;
+    sync_runtime_stm.thread_exit(&st_a);
+    return NULL;
+}
+static void *fp_b(void *arg)
+{
+    (void)arg;
+    enter(1);
+    sem_wait(&s_b);
+    SYNC_ATOMIC("test.fp.b") {
+        SYNC_READ(PX);
+        fp_seen = PX->v;        /* faults: takes the granule, waits for A's copies */
+    }
+    atomic_store(&fp_b_done, 1);
+    sync_runtime_stm.thread_exit(&st_b);
+    return NULL;
+}
+static void *fp_main(void *arg)
+{
+    (void)arg;
+    sem_wait(&s_main);          /* A is in its private commit, nothing copied */
+    fp_committed_while_parked = committed_v(PX);
+    sem_post(&s_b);
+    usleep(50 * 1000);
+    fp_b_early = atomic_load(&fp_b_done);
+    sem_post(&s_a);
+    return NULL;
+}
+static void test_fill_waits_for_private_commit(void **state)
+{
+    (void)state;
+    rt_up(2);
+    LAZY_ONLY();
+    atomic_store(&fp_b_done, 0);
+    pthread_t tm;
+    pthread_create(&tm, NULL, fp_main, NULL);
+    run2(fp_a, fp_b);
+    pthread_join(tm, NULL);
+    assert_int_equal(fp_committed_while_parked, 1);
+    assert_int_equal(fp_b_early, 0);      /* B waited in its fill */
+    assert_int_equal(fp_seen, 2);
+    assert_int_equal(gs_kind_of(PX), GS_SHARED);
+    assert_int_equal(committed_v(PX), 2);
+    assert_int_equal(st_a.import_entries + st_b.import_entries, 0);
+    rt_down();
+}
+
+/* The owner's commit racing another thread's first access: A reads Y (shared) and
+ * writes PX (its own) = Y + 10, and parks in its commit after the first, relaxed look
+ * found PX's granule private, before its handshake. B then takes the granule (A is not
+ * copying: no wait), reads PX and writes Y = PX + 100, and commits. A's handshake must
+ * find the granule taken and commit with an entry, whose validation finds B's write of
+ * Y: A aborts and its retry reads B's Y. The outcome must be serialisable: B then A
+ * gives Y = 100, PX = 110; both on their snapshots (A private) would give PX = 10. */
+static int rc_attempts_a;
+static void *rc_a(void *arg)
+{
+    (void)arg;
+    enter(0);
+    SYNC_ATOMIC("test.rc.alloc") {
+        PX = SYNC_ALLOC(cell_t);
+        PX->v = 0;
+    }
+    priv_arm = 1;
+    stm_test_private_prechecked = priv_park;
+    SYNC_ATOMIC("test.rc.a") {
+        rc_attempts_a++;
+        SYNC_READ(Y);
+        long y = Y->v;
+        SYNC_WRITE(PX);
+        PX->v = y + 10;
+    }
+    stm_test_private_prechecked = NULL;
+    sync_runtime_stm.thread_exit(&st_a);
+    return NULL;
+}
+static void *rc_b(void *arg)
+{
+    (void)arg;
+    enter(1);
+    sem_wait(&s_b);
+    SYNC_ATOMIC("test.rc.b") {
+        SYNC_READ(PX);
+        long x = PX->v;         /* the first access: takes PX's granule from A */
+        SYNC_WRITE(Y);
+        Y->v = x + 100;
+    }
+    sem_post(&s_main);
+    sync_runtime_stm.thread_exit(&st_b);
+    return NULL;
+}
+static void *rc_main(void *arg)
+{
+    (void)arg;
+    sem_wait(&s_main);          /* A looked private and parks */
+    sem_post(&s_b);
+    sem_wait(&s_main);          /* B committed */
+    sem_post(&s_a);
+    return NULL;
+}
+static void test_private_commit_races_first_access(void **state)
+{
+    (void)state;
+    rt_up(2);
+    LAZY_ONLY();
+    rc_attempts_a = 0;
+    pthread_t tm;
+    pthread_create(&tm, NULL, rc_main, NULL);
+    run2(rc_a, rc_b);
+    pthread_join(tm, NULL);
+    assert_int_equal(committed_v(Y), 100);
+    assert_int_equal(committed_v(PX), 110);
+    assert_int_equal(rc_attempts_a, 2);
+    assert_int_equal(st_a.aborts[SYNC_ABORT_READ_WRITE], 1);
+    assert_int_equal(gs_kind_of(PX), GS_SHARED);
+    rt_down();
+}
+
+/* A fill that takes a granule from a holder whose snapshot is newer: A keeps PX = 2 * Y
+ * and PX2 = 3 * Y (PX, PX2 its own, in two granules; Y shared). B begins at revision r
+ * and reads X (round 1) or Y (round 2); A then commits Y = 5 (an entry, r + 1) and PX,
+ * PX2 privately (serialised at A's snapshot, r + 1). B, still at r, reads PX: the fill
+ * must first bring B's snapshot to A's (its floor). Round 1: B had not read Y, so its
+ * snapshot moves on and it sees Y = 5 with PX = 10. Round 2: B had read Y, so the
+ * validation aborts B from inside the fault handler, and the retry sees Y = 7 with
+ * PX2 = 21. Without the floor B would see A's private values with its old Y. */
+static int fl_attempts, fl_round_attempts, fl_violations;
+static long fl_seen[2][2];
+static void *fl_a(void *arg)
+{
+    (void)arg;
+    enter(0);
+    SYNC_ATOMIC("test.fl.alloc") {
+        PX = SYNC_ALLOC(cell_t);
+        (void)sync_alloc(100 * 1024); /* PX2 lands in another granule */
+        PX2 = SYNC_ALLOC(cell_t);
+    }
+    for (int round = 0; round < 2; round++) {
+        long y = round == 0 ? 5 : 7;
+        sem_post(&s_b);         /* B: begin and read */
+        sem_wait(&s_a);
+        SYNC_ATOMIC("test.fl.y") {
+            SYNC_WRITE(Y);
+            Y->v = y;
+        }
+        SYNC_ATOMIC("test.fl.px") {
+            SYNC_WRITE(PX);
+            PX->v = 2 * y;
+            SYNC_WRITE(PX2);
+            PX2->v = 3 * y;
+        }
+        sem_post(&s_b);         /* B: read PX (round 1) or PX2 (round 2) */
+        sem_wait(&s_a);
+    }
+    sync_runtime_stm.thread_exit(&st_a);
+    return NULL;
+}
+static void *fl_b(void *arg)
+{
+    (void)arg;
+    enter(1);
+    for (int round = 0; round < 2; round++) {
+        sem_wait(&s_b);
+        fl_round_attempts = 0;   /* a global: an abort jumps back over locals */
+        SYNC_ATOMIC("test.fl.b") {
+            fl_attempts++;
+            long y0 = 0;
+            if (round == 0) {
+                SYNC_READ(X);
+                y0 = X->v;      /* X's granule, at B's snapshot */
+            } else {
+                SYNC_READ(Y);
+                y0 = Y->v;
+            }
+            (void)y0;
+            if (fl_round_attempts++ == 0) {
+                sem_post(&s_a); /* A: commit Y, then PX and PX2 privately */
+                sem_wait(&s_b);
+            }
+            cell_ref p = round == 0 ? PX : PX2;
+            SYNC_READ(p);
+            long pv = p->v;     /* faults: takes the granule, reaches A's snapshot */
+            SYNC_READ(Y);
+            long yv = Y->v;
+            if (pv != (round == 0 ? 2 : 3) * yv)
+                fl_violations++;
+            fl_seen[round][0] = yv;
+            fl_seen[round][1] = pv;
+        }
+        sem_post(&s_a);
+    }
+    sync_runtime_stm.thread_exit(&st_b);
+    return NULL;
+}
+static void test_fill_reaches_the_holders_snapshot(void **state)
+{
+    (void)state;
+    rt_up(2);
+    LAZY_ONLY();
+    fl_attempts = fl_violations = 0;
+    run2(fl_a, fl_b);
+    assert_int_equal(fl_violations, 0);
+    assert_int_equal(fl_seen[0][0], 5);
+    assert_int_equal(fl_seen[0][1], 10);
+    assert_int_equal(fl_seen[1][0], 7);
+    assert_int_equal(fl_seen[1][1], 21);
+    assert_int_equal(fl_attempts, 3);       /* round 2 aborted once */
+    assert_int_equal(st_b.aborts[SYNC_ABORT_READ_WRITE], 1);
+    assert_int_equal(st_b.conflicts[0].object, (uintptr_t)Y);
+    rt_down();
+}
+
+/* A private commit followed by an abort of the same thread: A commits PX = 2 privately,
+ * then writes PX = 3 and aborts; the abort must restore 2 (the private commit left
+ * PX's copy with its write flag, so the write took a backup), segment 0 must hold 2
+ * meanwhile, and the retry reads 2 and commits 12. B's later first access sees 12. */
+static long pa_seen[2], pa_committed_at_abort;
+static int pa_attempts;
+static long pa_seen_b;
+static void *pa_a(void *arg)
+{
+    (void)arg;
+    enter(0);
+    SYNC_ATOMIC("test.pa.alloc") {
+        PX = SYNC_ALLOC(cell_t);
+        PX->v = 1;
+    }
+    SYNC_ATOMIC("test.pa.commit") {
+        SYNC_WRITE(PX);
+        PX->v = 2;
+    }
+    SYNC_ATOMIC("test.pa.abort") {
+        int k = pa_attempts++;
+        SYNC_READ(PX);
+        if (k < 2)
+            pa_seen[k] = PX->v;
+        SYNC_WRITE(PX);
+        PX->v = k == 0 ? 3 : PX->v + 10;
+        if (k == 0) {
+            pa_committed_at_abort = committed_v(PX);
+            stm_debug_abort_self();
+        }
+    }
+    sem_post(&s_b);
+    sync_runtime_stm.thread_exit(&st_a);
+    return NULL;
+}
+static void *pa_b(void *arg)
+{
+    (void)arg;
+    enter(1);
+    sem_wait(&s_b);
+    SYNC_ATOMIC("test.pa.b") {
+        SYNC_READ(PX);
+        pa_seen_b = PX->v;
+    }
+    sync_runtime_stm.thread_exit(&st_b);
+    return NULL;
+}
+static void test_private_commit_then_abort(void **state)
+{
+    (void)state;
+    rt_up(2);
+    LAZY_ONLY();
+    pa_attempts = 0;
+    run2(pa_a, pa_b);
+    assert_int_equal(pa_attempts, 2);
+    assert_int_equal(pa_seen[0], 2);
+    assert_int_equal(pa_seen[1], 2);        /* the abort restored the private commit's */
+    assert_int_equal(pa_committed_at_abort, 2);
+    assert_int_equal(committed_v(PX), 12);
+    assert_int_equal(pa_seen_b, 12);
+    assert_int_equal(st_a.import_entries + st_b.import_entries, 0);
+    rt_down();
+}
+
 /* MODE=debug: the invariant asserts are compiled in and fire (a release build has
  * none: the test then checks nothing and is skipped). */
 #ifdef STMBENCH_DEBUG
@@ -2146,6 +2559,11 @@ int main(void)
         cmocka_unit_test(test_abort_keeps_no_chunk),
         cmocka_unit_test(test_own_ring_frees_in_order),
         cmocka_unit_test(test_entry_keep_is_bounded),
+        cmocka_unit_test(test_private_commit_appends_nothing),
+        cmocka_unit_test(test_fill_waits_for_private_commit),
+        cmocka_unit_test(test_private_commit_races_first_access),
+        cmocka_unit_test(test_fill_reaches_the_holders_snapshot),
+        cmocka_unit_test(test_private_commit_then_abort),
         cmocka_unit_test(test_leaving_a_block_open_is_caught),
         cmocka_unit_test(test_debug_asserts_fire),
     };

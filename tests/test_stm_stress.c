@@ -6,6 +6,14 @@
  *  - lost update: every thread increments one shared counter and its own counter;
  *  - churn: a shared linked list with inserts and deletes (allocation and freeing
  *    under contention), its length and sum checked inside every traversal.
+ *  - private: each thread increments its own pair of records (in its own chunks, so
+ *    commits go without a log entry while nobody else holds the granules), with an
+ *    object allocated and freed in the same transaction; now and then another thread
+ *    reads a pair (checking that both records agree, inside: a fill that takes a
+ *    granule from its holder must show one snapshot) or increments it (a logged
+ *    commit, racing the owner's private ones); every 32 increments the owner moves
+ *    its pair to new records, so fresh private granules keep appearing. At the end
+ *    each pair must hold exactly the increments counted outside the blocks.
  * The reenter cases make threads leave and enter again all the time, so that threads
  * run alone (marking no reads) while others come back and commit; at their middle
  * iteration all threads but one leave together, so that one surely runs alone a while.
@@ -52,6 +60,18 @@ static acct_ref accts[NACCTS];
 static acct_ref counter;
 static acct_ref own[64];
 static list_ref list;
+typedef struct rec {
+    SYNC_OBJECT_HEADER;
+    long n;                      /* increments (both records of a pair agree) */
+    long seen;                   /* the shared counter as the last writer read it */
+} rec_t;
+typedef SYNC_REF(rec_t) rec_ref;
+typedef struct dirobj {
+    SYNC_OBJECT_HEADER;
+    rec_ref cur[64], cur2[64];   /* each thread's pair of private records */
+} dir_t;
+static SYNC_REF(dir_t) dir;
+static atomic_long priv_done[64]; /* increments of thread t's pair, counted outside */
 static atomic_long violations;
 static atomic_long counter_blocks; /* counter blocks that completed, counted outside them */
 static long iters;
@@ -106,8 +126,11 @@ static void setup(int nthreads, const char *chaos)
         for (int i = 0; i < 64; i++)
             own[i] = SYNC_ALLOC(acct_t);
         list = SYNC_ALLOC(list_t);
+        dir = SYNC_ALLOC(dir_t);
     }
     sync_runtime_stm.thread_exit(NULL);
+    for (int t = 0; t < 64; t++)
+        atomic_store(&priv_done[t], 0);
     atomic_store(&violations, 0);
     atomic_store(&counter_blocks, 0);
     sync_stats_free(&total);
@@ -147,15 +170,32 @@ static int join(int tid)
     return -1;
 }
 
+/* Allocates what is left of the thread's allocation chunk, so that the next object
+ * opens a chunk (a private granule) of its own. */
+static void fill_chunk(void)
+{
+    size_t room = stm_me->bump_end - stm_me->bump;
+    if (room >= 16)
+        (void)sync_alloc(room);
+}
+
 static void *worker(void *arg)
 {
     int tid = (int)(intptr_t)arg;
     if (join(tid) != 0)
         return NULL;
     uint64_t rng = 0x1234567ull * (uint64_t)(tid + 1);
+    SYNC_ATOMIC("stress.private.new") {  /* the thread's pair, in its own chunk */
+        rec_ref a = SYNC_ALLOC(rec_t), b = SYNC_ALLOC(rec_t);
+        SYNC_WRITE(dir);
+        dir->cur[tid] = a;
+        dir->cur2[tid] = b;
+    }
+    long own_ops = 0, rotations = 0;
     pthread_barrier_wait(&gate); /* all threads start together, so they overlap */
     struct sync_stats st = {0};
     long alone = 0;
+    volatile int inc_done = 0;   /* assigned in a block, read after it */
     long next_leave = reenter_every ? reenter_every / 2 + tid * 7 : -1;
     long solo_end = -1;
     for (long i = 0; i < iters; i++) {
@@ -186,7 +226,84 @@ static void *worker(void *arg)
             next_leave = i + reenter_every / 2 + (long)(xs(&rng) % (uint64_t)reenter_every);
         }
         uint64_t r = xs(&rng);
-        int op = (int)(r % 10);
+        int op = (int)(r % 13);
+        if (op >= 10 && (op < 12 || (r >> 44) % 4 != 0)) { /* own pair, private */
+            if (++own_ops % 32 == 0) {  /* move the pair to new records */
+                /* chunks of their own, at first (bounded: 48 MiB of heap in all) */
+                int junk = rotations++ < 256 / nthreads_running;
+                SYNC_ATOMIC("stress.private.move") {
+                    SYNC_READ(dir);
+                    rec_ref a = dir->cur[tid], b = dir->cur2[tid];
+                    SYNC_READ(a);
+                    SYNC_READ(b);
+                    if (junk)
+                        fill_chunk();
+                    rec_ref na = SYNC_ALLOC(rec_t);
+                    if (junk)
+                        fill_chunk();
+                    rec_ref nb = SYNC_ALLOC(rec_t);
+                    if (junk)
+                        fill_chunk();
+                    na->n = a->n;
+                    nb->n = b->n;
+                    na->seen = a->seen;
+                    SYNC_WRITE(dir);
+                    dir->cur[tid] = na;
+                    dir->cur2[tid] = nb;
+                    SYNC_FREE(a);
+                    SYNC_FREE(b);
+                }
+            } else {
+                SYNC_ATOMIC("stress.private") {
+                    SYNC_READ(dir);
+                    rec_ref a = dir->cur[tid], b = dir->cur2[tid];
+                    node_ref tmp = SYNC_ALLOC(node_t); /* dead at the end */
+                    tmp->key = 1;
+                    SYNC_WRITE(a);
+                    SYNC_WRITE(b);
+                    SYNC_READ(a);
+                    SYNC_READ(b);
+                    if (a->n != b->n)
+                        atomic_fetch_add(&violations, 1);
+                    a->n++;
+                    b->n++;
+                    SYNC_READ(counter); /* shared: the commit stays private */
+                    a->seen = counter->balance;
+                    SYNC_FREE(tmp);
+                }
+                atomic_fetch_add_explicit(&priv_done[tid], 1, memory_order_relaxed);
+            }
+            continue;
+        }
+        if (op == 12) {             /* another thread's pair: read or increment it */
+            int u = (int)((r >> 16) % (uint64_t)nthreads_running);
+            int inc = (r >> 40) & 1;
+            SYNC_ATOMIC("stress.private.other") {
+                SYNC_READ(dir);
+                rec_ref a = dir->cur[u], b = dir->cur2[u];
+                if (a && b) {       /* u may not have made its pair yet */
+                    SYNC_READ(a);
+                    SYNC_READ(b);
+                    if (a->n != b->n)
+                        atomic_fetch_add(&violations, 1);
+                    /* a's writer read the counter in a snapshot ours includes: a fill
+                     * that took a's granule reached that writer's snapshot first */
+                    SYNC_READ(counter);
+                    if (a->seen > counter->balance)
+                        atomic_fetch_add(&violations, 1);
+                    if (inc) {
+                        SYNC_WRITE(a);
+                        SYNC_WRITE(b);
+                        a->n++;
+                        b->n++;
+                    }
+                }
+                inc_done = inc && a && b;
+            }
+            if (inc_done)
+                atomic_fetch_add_explicit(&priv_done[u], 1, memory_order_relaxed);
+            continue;
+        }
         if (op < 5) {               /* transfer */
             int a = (int)((r >> 8) % NACCTS), b = (int)((r >> 20) % NACCTS);
             if (a == b)
@@ -272,6 +389,8 @@ static void *worker(void *arg)
 static void run_reenter(int nthreads, const char *chaos, long n, long every)
 {
     setup(nthreads, chaos);
+    atomic_store(&stm_test_private_commits, 0);
+    atomic_store(&stm_test_closings, 0);
     reenter_every = every;
     atomic_store(&alone_attempts, 0);
     atomic_store(&solo_out, 0);
@@ -289,7 +408,7 @@ static void run_reenter(int nthreads, const char *chaos, long n, long every)
     assert_int_equal(atomic_load(&violations), 0);
     char err[256];
     assert_int_equal(sync_runtime_stm.thread_enter(0, err, sizeof err), 0);
-    long sum = 0, cnt = 0, owns = 0, len = 0, lsum = 0, llen = 0, lstored = 0;
+    long sum = 0, cnt = 0, owns = 0, len = 0, lsum = 0, llen = 0, lstored = 0, priv_bad = 0;
     SYNC_ATOMIC("stress.check") {
         sum = 0;
         for (int k = 0; k < NACCTS; k++) {
@@ -312,6 +431,15 @@ static void run_reenter(int nthreads, const char *chaos, long n, long every)
         }
         llen = list->len;
         lstored = list->sum;
+        SYNC_READ(dir);
+        priv_bad = 0;
+        for (int t = 0; t < nthreads; t++) {
+            rec_ref a = dir->cur[t], b = dir->cur2[t];
+            SYNC_READ(a);
+            SYNC_READ(b);
+            if (a->n != b->n || a->n != atomic_load(&priv_done[t]))
+                priv_bad++;
+        }
     }
     sync_runtime_stm.thread_exit(NULL);
     assert_int_equal(sum, (long)NACCTS * INITIAL);
@@ -320,14 +448,15 @@ static void run_reenter(int nthreads, const char *chaos, long n, long every)
     assert_true(cnt > 0);
     assert_int_equal(len, llen);
     assert_int_equal(lsum, lstored);
-    assert_int_equal(total.commits, (unsigned long long)nthreads * iters);
+    assert_int_equal(priv_bad, 0);        /* every pair: both records, every increment */
+    assert_int_equal(total.commits, (unsigned long long)nthreads * (iters + 1)); /* + the pair */
     if (chaos)
         assert_true(sync_stats_aborts(&total) > 0); /* chaos forces the abort paths */
     if (every)   /* the alone mode was exercised: writing attempts begun alone */
         assert_true(atomic_load(&alone_attempts) > 0);
     print_message("threads=%d chaos=%s iters=%ld reenter=%ld alone=%ld commits=%llu "
                   "aborts=%llu (ww %llu rw %llu inev %llu other %llu) inevitable=%llu "
-                  "unshared=%llu\n",
+                  "unshared=%llu private=%lu taken=%lu\n",
                   nthreads, chaos ? chaos : "off", iters, every, atomic_load(&alone_attempts),
                   (unsigned long long)total.commits,
                   (unsigned long long)sync_stats_aborts(&total),
@@ -335,7 +464,11 @@ static void run_reenter(int nthreads, const char *chaos, long n, long every)
                   (unsigned long long)total.aborts[SYNC_ABORT_READ_WRITE],
                   (unsigned long long)total.aborts[SYNC_ABORT_INEVITABLE],
                   (unsigned long long)total.aborts[SYNC_ABORT_OTHER],
-                  (unsigned long long)total.inevitable, (unsigned long long)total.unshared_pages);
+                  (unsigned long long)total.inevitable, (unsigned long long)total.unshared_pages,
+                  atomic_load(&stm_test_private_commits), atomic_load(&stm_test_closings));
+    if (nthreads > 1 && !stm_debug_eager_pages()) /* the private path and its transitions ran */
+        assert_true(atomic_load(&stm_test_private_commits) > 0 &&
+                    atomic_load(&stm_test_closings) > 0);
     sync_stats_free(&total);
     teardown();
 }
@@ -361,6 +494,7 @@ static void test_2_threads_chaos(void **s) { (void)s; run(2, chaos_seed("7"), 20
 static void test_8_threads(void **s) { (void)s; run(8, NULL, 60000); }
 static void test_8_threads_chaos(void **s) { (void)s; run(8, chaos_seed("11"), 3000); }
 static void test_1_thread(void **s) { (void)s; run(1, NULL, 20000); }
+static void test_64_threads_chaos(void **s) { (void)s; run(64, chaos_seed("19"), 300); }
 
 int main(void)
 {
@@ -373,6 +507,7 @@ int main(void)
         cmocka_unit_test(test_2_threads_reenter),
         cmocka_unit_test(test_2_threads_reenter_chaos),
         cmocka_unit_test(test_8_threads_reenter_chaos),
+        cmocka_unit_test(test_64_threads_chaos),
     };
     return cmocka_run_group_tests_name("stm stress", tests, NULL, NULL);
 }

@@ -74,8 +74,10 @@ static void new_chunk(struct stm_seg *s, size_t need)
     }
     STM_ASSERT((off - G.rm_size) % CHUNK == 0 && sz % CHUNK == 0,
                "I2: a chunk is whole granules, one allocating thread each");
-    ensure_accessible(off, sz, 1);
+    /* Recorded first: bringing it in may fill other granules too (a fill-all), which can
+     * abort (pages.c), and an aborted attempt's chunks become spares. */
     push_chunk(&s->tx_chunks, &s->ntx_chunks, &s->tx_chunks_cap, off, sz);
+    ensure_accessible(off, sz, 1);
     s->chunk_start = s->bump = s->range_start = off;
     s->bump_end = off + sz;
 }
@@ -95,10 +97,11 @@ void __seg_gs *_stm_alloc(size_t size)
     if (cls >= 0 && s->nlimbo)
         reclaim_limbo(s);
     if (cls >= 0 && s->ready[cls].n) {
+        /* Brought in before it leaves the list: a fill can abort (pages.c). */
+        ensure_accessible(s->ready[cls].v[s->ready[cls].n - 1], n, 0);
         off = freelist_pop(&s->ready[cls]);
         STM_ASSERT((atomic_load_explicit(wlock_slot(off), memory_order_relaxed) & 0xffff) == 0,
                    "I3, I7: a reused object has no owner");
-        ensure_accessible(off, n, 0);
         push_recycled(s, off, (uint32_t)n, cls);
     } else {
         if (s->bump + n > s->bump_end)

@@ -23,7 +23,10 @@
  * min_active_rev);
  * the ownership word is released at commit and abort
  * and acquired by the next writer's CAS; G.inevitable, abort_request and publishing are
- * release/acquire pairs, each commented where it is stored.
+ * release/acquire pairs, each commented where it is stored. A private commit
+ * (commit_private) stores its privseq odd (seq_cst) before loading its granules' words
+ * (seq_cst): a Dekker pair with a filler's compare-and-swap of a word and its load of
+ * privseq (pages.c); it stores privseq even with release after its copies.
  */
 
 #include "runtime/stm/sync_stm.h"
@@ -49,6 +52,9 @@ void (*stm_test_before_link)(void);
 void (*stm_test_before_release)(void);
 void (*stm_test_before_ask)(void);
 void (*stm_test_linked_in_window)(void);
+void (*stm_test_private_prechecked)(void);
+void (*stm_test_private_checked)(void);
+_Atomic unsigned long stm_test_private_commits;
 #endif
 
 /* ------------------------------------------------------------------ helpers */
@@ -398,6 +404,13 @@ void _stm_write_slowpath(void __seg_gs *obj)
     if (G.chaos && !s->inevitable && (chaos_rand(s) & 255) == 0)
         stm_abort(SYNC_ABORT_OTHER, -1, off); /* chaos: exercise the abort path */
 
+    /* Bring the object's granules in before taking it: a fill may take a granule from
+     * its private holder and move our snapshot on (pages.c), which can abort, and an
+     * abort must find nothing half done (an ownership taken but not yet logged). The
+     * size is read through %gs: a first access faults and fills there. */
+    uint32_t size = ((const struct sync_hdr __seg_gs *)obj)->size;
+    ensure_accessible(off, size, 0);
+
     _Atomic uint64_t *slot = wlock_slot(off);
     uint64_t mine = (uint64_t)s->idx;
     uint64_t w = NOT_OWNED;
@@ -456,8 +469,6 @@ void _stm_write_slowpath(void __seg_gs *obj)
     STM_ASSERT(w == NOT_OWNED ||
                    (atomic_load_explicit(slot, memory_order_relaxed) & 0xffff) == mine,
                "I3: the writer owns the object after its CAS");
-    uint32_t size = ((const struct sync_hdr __seg_gs *)obj)->size;
-    ensure_accessible(off, size, 0);
     push_backup(s, off, size, w); /* w = the word before we owned it */
     s->nowned += w != NOT_OWNED;
     STM_ASSERT(s->nowned <= s->nws, "I3: owned objects are among the written ones");
@@ -679,6 +690,120 @@ static inline void publish_run(struct stm_seg *s, uintptr_t off, size_t len)
     copy_bytes(G.base + off, s->base + off, len);    /* segment 0 is at G.base */
 }
 
+/* ---------------------------------------------------------- private commits */
+
+/* Do the granules of [off, off+len) belong to s alone (GS_PRIV)? */
+static inline int run_private(const struct stm_seg *s, uintptr_t off, size_t len,
+                              memory_order mo)
+{
+    uint64_t mine = gs_word(GS_PRIV, s->idx, 0);
+    size_t g1 = granule_of(off + (len ? len : 1) - 1);
+    for (size_t g = granule_of(off); g <= g1; g++)
+        if (atomic_load_explicit(&G.gshare[g], mo) != mine)
+            return 0;
+    return 1;
+}
+
+/* Did the running transaction write, allocate and free only in granules s alone holds? */
+static int tx_private(const struct stm_seg *s, memory_order mo)
+{
+    for (size_t i = 0; i < s->nws; i++)
+        if (!run_private(s, s->ws[i].off, s->ws[i].size, mo))
+            return 0;
+    for (size_t i = 0; i < s->nranges; i++)
+        if (!run_private(s, s->ranges[i].a, s->ranges[i].b - s->ranges[i].a, mo))
+            return 0;
+    for (size_t i = 0; i < s->nrecycled; i++)
+        if (!run_private(s, s->recycled[i].off, s->recycled[i].size, mo))
+            return 0;
+    return 1;
+}
+
+/*
+ * A private commit (DESIGN.md, "Private commits"): the transaction wrote, allocated and
+ * freed only in granules that no other segment holds (GS_PRIV of ours). Nobody else can
+ * read or write those bytes until a filler takes the granule (pages.c, close_private),
+ * so the commit serialises at our snapshot, s->rev, as a read-only one does (its reads
+ * are that snapshot, I1; its writes are seen by nobody before it): no validation, no
+ * log entry, no window, no lock, and no line another thread reads is written. It copies
+ * the objects into segment 0 (lines only we touch) with `privseq` odd, and gives the
+ * written objects up with s->rev in their words. The Dekker pair with a filler that
+ * closes one of the granules: privseq odd (seq_cst store), then every granule's state
+ * again (seq_cst loads); one found closing sends the commit down the logged path.
+ * Returns 0 (nothing done) when the transaction is not private.
+ */
+static int commit_private(struct stm_seg *s)
+{
+    /* relaxed: a first look, which costs a shared commit only these loads */
+    if (!tx_private(s, memory_order_relaxed))
+        return 0;
+#ifdef STM_TEST_HOOKS
+    if (stm_test_private_prechecked)
+        stm_test_private_prechecked();
+#endif
+    chaos_point(s);
+    uint64_t v = atomic_load_explicit(&s->privseq, memory_order_relaxed); /* our own */
+    STM_ASSERT(!(v & 1), "privseq is even between private commits");
+    /* seq_cst, store and loads: our half of the Dekker pair (pages.c, close_private) */
+    atomic_store_explicit(&s->privseq, v + 1, memory_order_seq_cst);
+    if (!tx_private(s, memory_order_seq_cst)) {
+        /* release: nothing was copied; pairs with a waiting filler's acquire */
+        atomic_store_explicit(&s->privseq, v + 2, memory_order_release);
+        return 0;
+    }
+#ifdef STM_TEST_HOOKS
+    if (stm_test_private_checked)
+        stm_test_private_checked();
+#endif
+    chaos_point(s);
+    uint64_t rev = atomic_load_explicit(&s->rev, memory_order_relaxed); /* our own */
+    /* Every committed copy carries STM_WB (as in _stm_commit). */
+    for (size_t i = 0; i < s->nws; i++) {
+        ((struct sync_hdr *)(s->base + s->ws[i].off))->flags |= STM_WB;
+        publish_run(s, s->ws[i].off, s->ws[i].size);
+    }
+    for (size_t i = 0; i < s->nranges; i++) {
+        flag_new_range(s, s->ranges[i].a, s->ranges[i].b, 0);
+        publish_run(s, s->ranges[i].a, s->ranges[i].b - s->ranges[i].a);
+    }
+    for (size_t i = 0; i < s->nrecycled; i++) {
+        ((struct sync_hdr *)(s->base + s->recycled[i].off))->flags |= STM_WB;
+        publish_run(s, s->recycled[i].off, s->recycled[i].size);
+    }
+    chaos_point(s);
+    /* Give up ownership (I3) with our snapshot's revision, the commit's place in the
+     * order (release: pairs with the next owner's acquire CAS; before privseq's release,
+     * which a filler that closes the granule acquires first). */
+    for (size_t i = 0; i < s->nws; i++)
+        if (s->ws[i].saved != NOT_OWNED) {
+            STM_ASSERT((atomic_load_explicit(wlock_slot(s->ws[i].off), memory_order_relaxed) &
+                        0xffff) == (uint64_t)s->idx,
+                       "I3: the committer owns every object it releases");
+            atomic_store_explicit(wlock_slot(s->ws[i].off), rev << 16, memory_order_release);
+        }
+    /* release: pairs with the acquire loads of a filler waiting in close_private: our
+     * copies and releases are visible to it */
+    atomic_store_explicit(&s->privseq, v + 2, memory_order_release);
+    /* A stale request of an inevitable transaction (as at the end of _stm_commit;
+     * relaxed likewise). */
+    if (s->nowned && SYNC_UNLIKELY(atomic_load_explicit(&s->abort_request, memory_order_relaxed)))
+        atomic_store_explicit(&s->abort_request, 0, memory_order_relaxed);
+    /* What we freed is unreachable in every snapshot that can see these granules (ours
+     * from now on; a filler's reaches at least this commit, its floor): reusable at once
+     * (I7), with no grace period. */
+    for (size_t i = 0; i < s->nfrees; i++) {
+        int cls = stm_size_class(s->frees[i].size);
+        if (cls >= 0)
+            freelist_push(&s->ready[cls], s->frees[i].off);
+    }
+    tx_reset(s);
+#ifdef STM_TEST_HOOKS
+    /* relaxed: a count read after the threads are joined */
+    atomic_fetch_add_explicit(&stm_test_private_commits, 1, memory_order_relaxed);
+#endif
+    return 1;
+}
+
 void stm_grow_backup(struct stm_seg *s, uint32_t size)
 {
     STM_GROW(s->ws, s->nws, s->ws_cap);
@@ -718,14 +843,25 @@ void _stm_commit(void)
     }
 
     chaos_point(s);
+    if (s->bump != s->range_start)
+        push_range(s, s->range_start, s->bump);
+    /* With others entered, a transaction that touched only granules we alone hold
+     * commits privately (commit_private): no entry, no shared line. Not when alone (the
+     * window below is the same work), inevitable (its commit ends the inevitability
+     * under the window's rules) or with eager pages (every segment holds every
+     * granule). relaxed: a hint; a thread entering meanwhile holds none of our
+     * granules. */
+    if (atomic_load_explicit(&G.nactive, memory_order_relaxed) > 1 && !s->inevitable &&
+        !G.eager && commit_private(s)) {
+        TA_PHASE(TA_PUBLISH);
+        goto done;
+    }
     /* acquire: pairs with the release store that linked the entry */
     if (atomic_load_explicit(&s->last->next, memory_order_acquire)) {
         TA_PHASE(TA_VALIDATE);
         stm_import_log(s, 1, 0); /* most of the validation, outside the lock */
     }
     TA_PHASE(TA_PUBLISH);
-    if (s->bump != s->range_start)
-        push_range(s, s->range_start, s->bump);
     /* Every committed copy carries STM_WB: set it in our copy first (an abort restores
      * written objects from their backups, which have it too; new ones vanish). */
     for (size_t i = 0; i < s->nws; i++)

@@ -27,6 +27,12 @@ int stm_debug_page_accessible(int tid, const void __seg_gs *obj)
     return G.segs[tid + 1].gstate[granule_of((uintptr_t)obj)] == G_OWN;
 }
 
+uint64_t stm_debug_gshare(const void __seg_gs *obj)
+{
+    /* acquire: a test reads it after the transitions it checks */
+    return atomic_load_explicit(&G.gshare[granule_of((uintptr_t)obj)], memory_order_acquire);
+}
+
 void stm_debug_abort_self(void)
 {
     stm_abort(SYNC_ABORT_OTHER, -1, 0);

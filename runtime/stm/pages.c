@@ -14,7 +14,10 @@
  * acquire loads of each segment's rev (seg_past), of G.lock and of each segment's
  * `committing` and `publishing` (the argument is at that function), or, when the lock
  * is taken instead, by its acquire CAS, its loads of the windows' flags and
- * wait_publishers' loads (commit.c).
+ * wait_publishers' loads (commit.c). Taking a granule from its private holder:
+ * compare-and-swap of its word (seq_cst), then the holder's privseq (seq_cst, then
+ * acquire while odd) and rev (acquire); GS_SHARED stored with release, loaded with
+ * acquire (close_private, hold_granules).
  */
 
 #include "runtime/stm/sync_stm.h"
@@ -139,7 +142,132 @@ static void populate(struct stm_seg *s, size_t g0, size_t g1)
 #ifdef STM_TEST_HOOKS
 void (*stm_test_fill_waited)(void); /* tests only: stm_internal.h */
 void (*stm_test_fill_copied)(void);
+void (*stm_test_closing)(void);
+_Atomic unsigned long stm_test_closings;
 #endif
+
+/*
+ * Taking a granule from its private holder (DESIGN.md, "Private commits"). Segment o
+ * commits transactions that wrote only granules it alone holds (GS_PRIV) without a log
+ * entry: it copies them into segment 0 with its `privseq` odd, and they serialise at
+ * its snapshot, o->rev. A first other filler of such a granule g has made it
+ * GS_CLOSING (seq_cst compare-and-swap); here it waits out o's private commit in
+ * flight, if any, reads o->rev as the floor and makes g GS_SHARED with it. From then
+ * on o's commits that write g append entries, and every fill of g first brings its
+ * snapshot to the floor (extend_snapshot), so that it never shows a private commit
+ * whose snapshot is newer than its own.
+ *
+ * The handshake is a Dekker pair: o stores privseq odd (seq_cst), then loads the
+ * states of the granules it wrote (seq_cst); the filler's compare-and-swap (seq_cst)
+ * comes before its load of privseq (seq_cst). So either o's load sees GS_CLOSING (it
+ * commits with an entry instead) or the filler's load sees the odd value (or a later
+ * one) and waits until it changes: o's release store of the next even value follows
+ * its copies and ownership releases, which the filler's acquire then sees. A privseq
+ * read even and never odd after the compare-and-swap means o's last private commit
+ * that saw g private ended before it (the even value is the release that ended it, or
+ * a later one). Returns the floor. No wait here is for the filler: a private commit
+ * waits for nothing.
+ */
+static uint64_t close_private(struct stm_seg *s, size_t g, int o)
+{
+    struct stm_seg *os = &G.segs[o];
+#ifdef STM_TEST_HOOKS
+    if (stm_test_closing)
+        stm_test_closing();
+    /* relaxed: a count read after the threads are joined */
+    atomic_fetch_add_explicit(&stm_test_closings, 1, memory_order_relaxed);
+#endif
+    chaos_point(s);
+    /* seq_cst: the filler's half of the Dekker pair above (an acquire too) */
+    uint64_t v = atomic_load_explicit(&os->privseq, memory_order_seq_cst);
+    if (v & 1) {
+        int timed = 0;
+        /* acquire: pairs with the release store that ended the private commit */
+        for (int spins = 0; atomic_load_explicit(&os->privseq, memory_order_acquire) == v;
+             spins++) {
+            if (!timed++)
+                TA_TIMED_BEGIN(TA_WAIT_LOCK);
+            stm_spin_round(spins);
+        }
+        if (timed)
+            TA_TIMED_END();
+    }
+    /* acquire: pairs with the release stores of o's rev (imports, links, enters): the
+     * entries up to it are linked and visible to our import */
+    uint64_t floor = atomic_load_explicit(&os->rev, memory_order_acquire);
+    /* release: pairs with the acquire loads of other fillers waiting on GS_CLOSING */
+    atomic_store_explicit(&G.gshare[g], gs_word(GS_SHARED, 0, floor), memory_order_release);
+    return floor;
+}
+
+/*
+ * Makes s a holder of each granule of [g0, g1) it does not hold yet (G_NONE), before it
+ * brings them in; those of [f0, f1) are fresh (a chunk s took for allocation): they
+ * become s's private ones when nobody holds them. Returns the highest floor of the
+ * granules (0: none), which s's snapshot must reach before the fill copies.
+ */
+static uint64_t hold_granules(struct stm_seg *s, size_t g0, size_t g1, size_t f0, size_t f1)
+{
+    uint64_t floor = 0;
+    for (size_t g = g0; g < g1; g++) {
+        if (s->gstate[g] == G_OWN)
+            continue;
+        /* acquire: pairs with the release store of GS_SHARED in close_private */
+        uint64_t w = atomic_load_explicit(&G.gshare[g], memory_order_acquire);
+        for (int spins = 0;; spins++) {
+            int kind = GS_KIND(w);
+            if (kind == GS_SHARED) {
+                if (GS_FLOOR(w) > floor)
+                    floor = GS_FLOOR(w);
+                break;
+            }
+            if (kind == GS_PRIV && GS_SEG(w) == s->idx)
+                break; /* ours from before we entered again: segment 0 has its commits */
+            if (kind == GS_CLOSING) { /* another filler is closing it: wait for it */
+                stm_spin_round(spins);
+                w = atomic_load_explicit(&G.gshare[g], memory_order_acquire);
+                continue;
+            }
+            uint64_t to = kind == GS_PRIV ? gs_word(GS_CLOSING, GS_SEG(w), 0)
+                          : g >= f0 && g < f1 ? gs_word(GS_PRIV, s->idx, 0)
+                                              : gs_word(GS_SHARED, 0, 0);
+            /* seq_cst: the filler's half of the Dekker pair (close_private); on failure
+             * acquire, as the load above */
+            if (!atomic_compare_exchange_strong_explicit(&G.gshare[g], &w, to,
+                                                         memory_order_seq_cst,
+                                                         memory_order_acquire))
+                continue;
+            if (kind == GS_PRIV) {
+                uint64_t f = close_private(s, g, GS_SEG(w));
+                if (f > floor)
+                    floor = f;
+            }
+            break;
+        }
+    }
+    return floor;
+}
+
+/*
+ * Brings s's snapshot up to `floor` before a fill (hold_granules): imports every entry
+ * after s->rev, validating the running transaction's reads against them (I5), as a
+ * commit does. A conflict aborts it, from the fault handler too (the abort jumps to
+ * the block's start; nothing of the fill has been done). A snapshot moved on after a
+ * validation that found nothing it read changed is one consistent snapshot still (I1).
+ * The floor's entries are linked and visible (close_private's acquire of the holder's
+ * rev), so the import reaches it. Outside a transaction nothing was read: no
+ * validation. An inevitable transaction imported every entry when it became so, and
+ * nobody links while it runs, so it never gets here with work to do.
+ */
+static void extend_snapshot(struct stm_seg *s, uint64_t floor)
+{
+    if (floor <= atomic_load_explicit(&s->rev, memory_order_relaxed))
+        return;
+    STM_ASSERT(!s->inevitable, "I6: an inevitable transaction's snapshot is the newest");
+    stm_import_log(s, stm_self.depth > 0, 0);
+    STM_ASSERT(atomic_load_explicit(&s->rev, memory_order_relaxed) >= floor,
+               "a fill's snapshot reaches the floor of the granules it takes");
+}
 
 /* Has segment i moved past revision `mine`? Its rev only grows (imports, including the
  * one after a lost link race, and links raise it; an enter sets it to G.rev, and every
@@ -272,7 +400,9 @@ void stm_materialize(struct stm_seg *s, size_t g0, size_t g1, int fresh)
         stm_fatal("%s: a heap page was touched in the commit lock or window", "stm");
     STM_ASSERT(s == stm_me, "I2: only the owning thread fills its granules");
     STM_ASSERT(g0 < g1 && g1 <= G.ngranules, "a fill covers granules of the heap");
-    if ((!fresh && s->nfills >= FAULTS_BEFORE_ALL) || s->nprotect >= G.map_budget) {
+    size_t f0 = fresh ? g0 : 0, f1 = fresh ? g1 : 0; /* the fresh chunk's granules */
+    int all = (!fresh && s->nfills >= FAULTS_BEFORE_ALL) || s->nprotect >= G.map_budget;
+    if (all) {
         uintptr_t end = atomic_load_explicit(&G.heap_cursor, memory_order_relaxed);
         size_t gend = granule_of(end + GRANULE - 1);
         if (gend > G.ngranules)
@@ -282,8 +412,6 @@ void stm_materialize(struct stm_seg *s, size_t g0, size_t g1, int fresh)
         g0 = 0;
         g1 = gend;
         fresh = 0;    /* the range holds other threads' granules too */
-        s->nprotect = 0;
-        s->nfills = 0;
     }
     size_t first = g0;
     while (first < g1 && s->gstate[first] == G_OWN)
@@ -293,6 +421,15 @@ void stm_materialize(struct stm_seg *s, size_t g0, size_t g1, int fresh)
     size_t last = g1;
     while (s->gstate[last - 1] == G_OWN)
         last--;
+    /* Hold the granules first (taking private ones from their holders), and bring the
+     * snapshot to their floor: this may abort, before anything of the fill is done. */
+    uint64_t floor = hold_granules(s, first, last, f0, f1);
+    if (!fresh)
+        extend_snapshot(s, floor);
+    if (all) {
+        s->nprotect = 0;
+        s->nfills = 0;
+    }
     chaos_point(s);
     TA_TIMED_BEGIN(TA_UNSHARE);
     protect_rw(s, first, last); /* also re-protects G_OWN granules between: a no-op */

@@ -76,6 +76,13 @@
  *     It takes ownership from others by asking them to abort (abort_request).
  *  I7 (memory reuse) An object freed by a commit at revision R is reused only once
  *     every active thread's rev >= R: no running transaction can still reach it.
+ *  Private commits (DESIGN.md, "Private commits"): a commit that wrote, allocated and
+ *     freed only in granules its segment alone holds (G.gshare, GS_PRIV) links no
+ *     entry (I4), validates nothing (it serialises at its snapshot, as a read-only one
+ *     does: I5), copies into segment 0 with its `privseq` odd, and frees for reuse at
+ *     once (I7). Another segment's first fill of such a granule closes it (waits out
+ *     that commit: a Dekker pair on privseq and the granule's word) and first brings
+ *     its own snapshot to the holder's rev, the granule's floor (I1).
  */
 #ifndef STM_INTERNAL_H
 #define STM_INTERNAL_H
@@ -99,6 +106,28 @@
 #define GRANULE CHUNK
 #define GRANULE_PAGES (GRANULE / PAGE)
 enum { G_NONE = 0, G_OWN = 1, G_FILL = 2 /* being filled (pages.c) */ };
+
+/*
+ * Who holds a granule (G.gshare[g], one word per granule, for every segment at once;
+ * DESIGN.md, "Private commits"): the kind in the low 2 bits, a segment in the next 16,
+ * and, for GS_SHARED, the floor: a revision every filler's snapshot must reach first.
+ *   GS_FREE     nobody holds it yet (a chunk taken from the heap cursor, not yet marked)
+ *   GS_PRIV     only segment `seg` holds it (it took the chunk fresh, or filled it first):
+ *               its commits that touch nothing else append no log entry
+ *   GS_CLOSING  another segment is taking it from `seg` (waits out seg's private commit)
+ *   GS_SHARED   two segments hold or held it; floor = seg's rev once it was closed
+ * Moves only FREE -> PRIV (the allocating thread), FREE -> SHARED (a fill-all that
+ * overtook the allocator), PRIV -> CLOSING -> SHARED (the first other filler), each by
+ * compare-and-swap (seq_cst), and never back.
+ */
+enum { GS_FREE = 0, GS_PRIV = 1, GS_CLOSING = 2, GS_SHARED = 3 };
+#define GS_KIND(w) ((int)((w) & 3))
+#define GS_SEG(w) ((int)(((w) >> 2) & 0xffff))
+#define GS_FLOOR(w) ((w) >> 18)
+static inline uint64_t gs_word(int kind, int seg, uint64_t floor)
+{
+    return (uint64_t)kind | (uint64_t)seg << 2 | floor << 18;
+}
 
 /*
  * STM_ASSERT(cond, what): a check of the protocol's invariants (I1..I7 above) where
@@ -211,6 +240,9 @@ struct stm_seg {
                                   * critical section: the commit lock's holder waits
                                   * until no segment has it; seq_cst, commit.c) */
     _Atomic(struct log_entry *) newest; /* our newest linked entry (never freed) */
+    _Atomic uint64_t privseq;    /* odd while our private commit copies into segment 0
+                                  * (commit.c, commit_private): a filler taking one of our
+                                  * granules waits for it to change (pages.c) */
     int idx;                     /* segment number, >= 1 for threads */
     /* private */
     char *base;                  /* seg_addr(idx, 0), kept for the hot paths */
@@ -267,6 +299,7 @@ struct stm_global {
     size_t map_budget;           /* mprotect calls a segment may make before it makes its
                                   * whole used heap accessible at once (mapping bound) */
     _Atomic uint64_t *wlocks;    /* [heap offset / 16]: owner | rev << 16 */
+    _Atomic uint64_t *gshare;    /* [granule]: who holds it (GS_*, above) */
     /* Read on every begin, write and commit, changed only when a thread enters or
      * leaves: kept off the lines commits write, so reading it costs no cache miss after
      * another thread's commit. */
@@ -593,6 +626,20 @@ extern void (*stm_test_fill_waited)(void);
 /* Called, when set, by a granule fill between its copy of segment 0 (outside the lock)
  * and the undo of the newer entries (under it) (pages.c). */
 extern void (*stm_test_fill_copied)(void);
+/* Called, when set, by a commit that looks private (every granule it wrote ours alone,
+ * read relaxed) before its Dekker handshake with fillers (commit.c, commit_private). */
+extern void (*stm_test_private_prechecked)(void);
+/* Called, when set, by a private commit after its handshake, before its copies into
+ * segment 0 (privseq is odd there). */
+extern void (*stm_test_private_checked)(void);
+/* Called, when set, by a filler that has just made another segment's private granule
+ * GS_CLOSING, before it waits for that segment's private commit (pages.c). */
+extern void (*stm_test_closing)(void);
+/* Counts of private commits and of granules taken from their private holders (for the
+ * stress test's report; relaxed increments). */
+extern _Atomic unsigned long stm_test_private_commits, stm_test_closings;
+/* Who holds obj's granule: GS_* in the low 2 bits, the segment above (gs_word). */
+uint64_t stm_debug_gshare(const void __seg_gs *obj);
 /* How many bytes of read markers a wrap of the read versions zeroes in place at most;
  * more are given back to the kernel (commit.c, forget_marks). */
 extern size_t stm_test_marks_in_place;
