@@ -27,20 +27,30 @@
 #   make memcheck   interp's memory bounded: 30 s runs at 2 threads in every runtime and
 #                   memory mode, RSS at the end at most 2x at 5 s (scripts/interp-rss.sh)
 #   make stress     long randomized + chaos stress of every runtime (minutes)
-#   make plots      redraw figures from results/latest/*.csv
+#   make plots      redraw figures from results/latest/*.csv (PLOTS_DIR=dir: dir/*.csv)
 #   make report RESULTS="dir1 dir2 ..."   several machines' bench folders in one report
 #                   (REPORT_OUT, default results/report/: machines.md, machines.csv,
 #                   plots/speedup_<w>); scripts/report_machines.py
 #   make pack       results/latest (or RESULTS=dir) as a tarball to send back
 #                   (results/stmbench-<folder>.tar.gz, or PACK=file); README "Results
 #                   from your machine"
+#   make scaling    T threads over 1, per runtime, in one sitting (SCALE_*: docs/contract.md)
 #   make micro      google-benchmark micro-benchmarks (C++ shim over the C runtimes)
 #   make regress    the current tree against the baseline revision (results/baseline's
 #                   git_rev, built from history in $(BUILD)/regress/), interleaved A/B
 #   make regress-history  the same, appending the verdict to results/history.csv
-#   make fuzz       libFuzzer target for the interp assembler (clang only)
+#                   (REGRESS_HISTORY=file: to that file)
+#   make fuzz       the interp's two libFuzzer targets (clang, ASan, UBSan; FUZZ_CC):
+#                   BUILD/fuzz/fuzz_asm (the loader alone) and BUILD/fuzz/fuzz_run
+#                   (what loads runs under seq, .expect evaluated), FUZZ_SECONDS in all
+#                   (or FUZZ_RUNS each), FUZZ_JOBS; a crash is a file in
+#                   BUILD/fuzz/artifacts/ and exit 1 (scripts/fuzz.sh, docs/interp.md).
+#                   make fuzz-build only builds them
 #   make deps       check (and as root install) the Debian packages needed
 #   make clean      remove BUILD (by default: every configuration under build/)
+#
+# CI (.ci/run) runs make test and make regress, then scripts/ci-smoke.sh: every other
+# target above for seconds, into a temporary folder, failing on a broken one.
 #
 # The htm runtime (the GIL elided with Intel RTM) is always built; where the CPU has no
 # working RTM, `--runtime htm` exits 3, make bench and make regress skip it (one line
@@ -204,10 +214,34 @@ TEST_SRCS := $(filter-out tests/test_itm.c,$(TEST_SRCS))
 endif
 TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 
+# ---- make fuzz: the libFuzzer targets tests/fuzz/fuzz_<name>.c, each linked into
+# BUILD/fuzz/fuzz_<name> against FUZZ_LIB, an archive of the library's own sources
+# (COMMON_SRCS without the harness and the itm runtime, which needs gcc) compiled by
+# FUZZ_CC with ASan, UBSan and libFuzzer's coverage. The linker takes from the archive
+# what the targets use, so a source added to the library, or a target using more of
+# it, needs no change here. Independent of MODE and SAN; its own flags stamp.
+FUZZ_CC ?= clang
+FUZZ_DIR := $(BUILD)/fuzz
+FUZZ_FLAGS := $(FUZZ_DIR)/flags
+FUZZ_SRCS := $(filter-out harness/% $(foreach rt,$(call rt_of,gnutm),runtime/$(rt)/%),$(sort $(COMMON_SRCS)))
+FUZZ_OBJS := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(FUZZ_SRCS))
+FUZZ_LIB := $(FUZZ_DIR)/libstmbench-fuzz.a
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(FUZZ_DIR)/%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+FUZZ_CPPFLAGS := $(filter-out -DSYNC_PLAIN_MIMALLOC,$(CPPFLAGS))
+# -Wno-unused-function: a target includes a workload's header for the few functions it
+# drives; -O1: libFuzzer's advice, fast enough and with exact reports
+FUZZ_CFLAGS := -std=gnu11 $(filter-out -Wno-clobbered,$(WARN)) -Wno-unused-function -g -O1 \
+	$(FUZZ_SAN) -pthread -MMD -MP
+FUZZ_LDLIBS := $(filter-out -lmimalloc $(ITM_LDLIBS),$(LDLIBS))
+FUZZ_FLAGS_TEXT := FUZZ_CC=$(FUZZ_CC) CPPFLAGS=$(strip $(FUZZ_CPPFLAGS)) \
+	CFLAGS=$(strip $(FUZZ_CFLAGS)) LDLIBS=$(strip $(FUZZ_LDLIBS))
+
 # build/stmbench: a link to the default configuration's binary (see the header).
 STMBENCH_LINK := $(if $(filter build/release,$(BUILD)),build/stmbench)
 
-.PHONY: all test bench stress plots report pack scaling micro regress regress-history fuzz interp-memory memcheck deps clean
+.PHONY: all test bench stress plots report pack scaling micro regress regress-history fuzz fuzz-build \
+	interp-memory memcheck deps clean
 all: $(BUILD)/stmbench $(TEST_BINS) $(STMBENCH_LINK)
 
 # ---- the flags stamp: every object and binary depends on it (see the header)
@@ -217,9 +251,11 @@ FLAGS_TEXT := CC=$(CC) CXX=$(CXX) ITM_CC=$(ITM_CC) ITM=$(ITM) RT_GNUTM=$(RT_GNUT
 	LDFLAGS=$(strip $(LDFLAGS)) LDLIBS=$(strip $(LDLIBS)) \
 	$(foreach rt,$(RT_CC),RT_CFLAGS_$(rt)=$(RT_CFLAGS_$(rt)))
 .PHONY: FORCE
-$(FLAGS): FORCE
+$(FLAGS): STAMP_TEXT = $(FLAGS_TEXT)
+# (also make fuzz's stamp, FUZZ_FLAGS below: each stamp's text is its STAMP_TEXT)
+$(FLAGS) $(FUZZ_FLAGS): FORCE
 	@mkdir -p $(dir $@)
-	@printf '%s\n' '$(subst ','\'',$(FLAGS_TEXT))' > $@.tmp
+	@printf '%s\n' '$(subst ','\'',$(STAMP_TEXT))' > $@.tmp
 	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv -f $@.tmp $@
 
 define WL_RULE
@@ -354,8 +390,10 @@ interp-memory: all
 stress: all
 	@scripts/stress.sh $(BUILD)
 
+# PLOTS_DIR: the results folder to draw (default results/latest)
+PLOTS_DIR ?= results/latest
 plots:
-	@scripts/plots.sh results/latest
+	@scripts/plots.sh '$(PLOTS_DIR)'
 
 # Several machines' results in one report; a results folder as a tarball to send back.
 REPORT_OUT ?= results/report
@@ -375,13 +413,29 @@ regress: deps
 	@$(MAKE) --no-print-directory all
 	@BUILD=$(BUILD) scripts/regress-run.sh
 
-# The same, and the verdict rows appended to results/history.csv (a trend over revisions:
-# scripts/regress-ab history-plot results/history.csv history.png).
+# The same, and the verdict rows appended to REGRESS_HISTORY, by default
+# results/history.csv (a trend over revisions: scripts/regress-ab history-plot
+# results/history.csv history.png).
+REGRESS_HISTORY ?= results/history.csv
 regress-history: deps
 	@$(MAKE) --no-print-directory all
-	@BUILD=$(BUILD) REGRESS_HISTORY=results/history.csv scripts/regress-run.sh
+	@BUILD=$(BUILD) REGRESS_HISTORY='$(REGRESS_HISTORY)' scripts/regress-run.sh
 
-fuzz:
+# make fuzz (see FUZZ_LIB above): every target built, then scripts/fuzz.sh runs them.
+# (-mrtm for the htm runtime's own files, as in the library's rule above)
+$(FUZZ_FLAGS): STAMP_TEXT = $(FUZZ_FLAGS_TEXT)
+$(FUZZ_DIR)/obj/%.o: %.c $(FUZZ_FLAGS)
+	@mkdir -p $(dir $@)
+	$(if $(V),,@echo "  CC[fuzz] $<")
+	$(Q)$(FUZZ_CC) $(FUZZ_CPPFLAGS) $(FUZZ_CFLAGS) $(if $(filter runtime/htm/%,$<),-mrtm) \
+		-fsanitize=fuzzer-no-link -c $< -o $@
+$(FUZZ_LIB): $(FUZZ_OBJS)
+	$(Q)rm -f $@ && ar rcs $@ $^
+$(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB) $(FUZZ_FLAGS)
+	$(if $(V),,@echo "  FUZZ-LD $@")
+	$(Q)$(FUZZ_CC) $(FUZZ_CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_LIB) $(FUZZ_LDLIBS) -o $@
+fuzz-build: $(FUZZ_BINS)
+fuzz: fuzz-build
 	@scripts/fuzz.sh $(BUILD)
 
 clean:

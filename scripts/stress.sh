@@ -27,6 +27,9 @@
 #                   same seed and budget give the same commands in the same order
 #   STRESS_OUT      output directory (default results/stress; the files of the
 #                   previous stress run there are moved to STRESS_OUT/previous/)
+#   STRESS_DURATION seconds per phase-2 run instead of the share of the budget (which
+#                   is 0.5 to 10 s): the first round always runs whole, so a short value
+#                   makes a short smoke test (CI: scripts/ci-smoke.sh)
 #   STRESS_TIMEOUT  seconds before a phase-2 run counts as hung (default 3 x its
 #                   duration + 60)
 #   STMBENCH        the harness binary (default BUILD/stmbench)
@@ -61,6 +64,11 @@ else
 fi
 RANDOM=$SSEED
 
+if [ -n "${STRESS_DURATION:-}" ]; then
+    [[ $STRESS_DURATION =~ ^([0-9]+\.?[0-9]*|\.[0-9]+)$ ]] &&
+        awk -v d="$STRESS_DURATION" 'BEGIN{exit !(d > 0)}' ||
+        die 2 "STRESS_DURATION='$STRESS_DURATION' is not a positive number of seconds"
+fi
 [[ ${STRESS_TIMEOUT:-1} =~ ^[0-9]+$ ]] && [ "${STRESS_TIMEOUT:-1}" -ge 1 ] ||
     die 2 "STRESS_TIMEOUT='$STRESS_TIMEOUT' is not a positive integer number of seconds"
 
@@ -301,6 +309,7 @@ left2=$(fsub "$end_all" "$(now)")
 # Duration per run: one round in the time left (0.15 s per run of start and check),
 # between 0.5 s and 10 s; when 10 s leaves time, more rounds follow with new seeds.
 D=$(awk -v l="$left2" -v n="$np" 'BEGIN{d = l / n - 0.15; if (d < 0.5) d = 0.5; if (d > 10) d = 10; printf "%.1f", d}')
+[ -n "${STRESS_DURATION:-}" ] && D=$STRESS_DURATION
 TMO=${STRESS_TIMEOUT:-$(awk -v d="$D" 'BEGIN{printf "%d", 3 * d + 60}')}
 maxth=0
 for th in $THREADS; do [ "$th" -gt "$maxth" ] && maxth=$th; done

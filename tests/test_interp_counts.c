@@ -228,6 +228,37 @@ static void test_module_lookup_cache(void **state)
     iv_teardown(cx);
 }
 
+/* refcount: a run the stuck guard abandoned leaves references on its stack; the
+ * teardown drops them (found by fuzz_run's leak check). */
+static void test_abandoned_stack_dropped(void **state)
+{
+    (void)state;
+    const char *prog = tu_path(0, "stuck.stm");
+    tu_write(prog, ".global int x\n.expect x = 0\nATOMIC_BEGIN\n"
+                   "spin: LOAD_GLOBAL x\nPUSH 1000\nADD\nDUP\nSTORE_GLOBAL x\nPUSH 0\nEQ\n"
+                   "JUMP_IF_FALSE spin\nATOMIC_END\nHALT\n");
+    struct wl_args args = { .nthreads = 1 };
+    args.sval[IV_K_PROGRAM] = prog;
+    args.sval[IV_K_MEMORY] = "refcount";
+    args.ival[IV_K_SWITCH] = 10;
+    args.ival[IV_K_ITER] = 1;
+    char err[256];
+    struct iv_ctx *cx = iv_setup(&args, err, sizeof err);
+    if (!cx)
+        fail_msg("setup: %s", err);
+    struct iv_thread *th = &cx->th[0];
+    struct wl_thread wt = { .tid = 0, .nthreads = 1, .priv = th };
+    wl_txlen_init(&wt, 10, IV_TXLEN_START, IV_TXLEN_MAX);
+    iv_block_obj(cx, &wt);                          /* runs into the stuck guard */
+    struct iv_vm *vm = &th->vm[th->cur];
+    assert_true(vm->stuck);
+    assert_true(vm->sp > 0);
+    iv_drop_stacks(cx);
+    /* what is left is x's value alone: the stack's boxes are freed */
+    assert_int_equal(vm->allocs - vm->frees, 1);
+    iv_teardown(cx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -236,6 +267,7 @@ int main(void)
         cmocka_unit_test(test_dead_at_end_freed_in_block),
         cmocka_unit_test(test_rerun_forgets_counts),
         cmocka_unit_test(test_module_lookup_cache),
+        cmocka_unit_test(test_abandoned_stack_dropped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -891,6 +891,23 @@ static void iv_free_object(const struct iv_ctx *cx, const struct iv_global *gl, 
 
 /* The object model's own teardown: what the registries still hold (tracing), the
  * constants and the globals' first values. */
+/* refcount, biased: what a run left on a thread's stack (a run abandoned by the stuck
+ * guard or the drain bound) holds references too; dropped before the globals go. */
+static void iv_drop_stacks(struct iv_ctx *cx)
+{
+    if (cx->memory != IV_MEM_REFCOUNT && cx->memory != IV_MEM_BIASED)
+        return;
+    for (int t = 0; t < cx->nthreads; t++) {
+        struct iv_thread *th = &cx->th[t];
+        struct iv_vm *vm = &th->vm[th->cur];
+        SYNC_ATOMIC("interp.teardown") {
+            for (int32_t i = 0; i < vm->sp; i++)
+                iv_decref(cx, th, vm, (iv_val)vm->vals[i]);
+        }
+        vm->sp = 0;
+    }
+}
+
 static void iv_free_model(struct iv_ctx *cx)
 {
     if (cx->memory == IV_MEM_TRACING)
@@ -953,6 +970,8 @@ static void iv_teardown(void *ctx)
     struct iv_ctx *cx = ctx;
     if (!cx)
         return;
+    if (cx->memory != IV_MEM_RAW && cx->th && cx->prog)
+        iv_drop_stacks(cx);
     if (cx->objs && cx->prog)
         for (int g = 0; g < cx->prog->nglobals; g++) {
             const struct iv_global *gl = &cx->prog->globals[g];
