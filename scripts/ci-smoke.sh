@@ -95,6 +95,15 @@ step "make regress-history" 'rows "$tmp/history.csv" 2 && [ -s "$tmp/regress/ver
     regress-history REGRESS_HISTORY="$tmp/history.csv" REGRESS_OUT="$tmp/regress" \
     REGRESS_DURATION=0.02 REGRESS_REPEAT=2 REGRESS_REPEAT_N=2 REGRESS_COUNTS=0 \
     REGRESS_CONFIRM=0
+step "make report" '[ -s "$tmp/report/machines.md" ]' -- \
+    report RESULTS="$B" REPORT_OUT="$tmp/report"
+step "make pack" '[ -s "$tmp/pack.tar.gz" ]' -- pack RESULTS="$B" PACK="$tmp/pack.tar.gz"
+step "make interp-memory" '[ -s "$tmp/im/interp_memory.md" ] && rows "$tmp/im/interp_memory.csv" 7' -- \
+    interp-memory INTERP_OUT="$tmp/im" INTERP_DURATION=0.05 INTERP_REPEAT=1 \
+    INTERP_PROGRAMS=arith INTERP_MODES="tracing buffered" INTERP_PLOTS=0
+step "make memcheck" 'rows "$tmp/mc/interp_rss.csv" 2' -- \
+    memcheck MEMCHECK_OUT="$tmp/mc" INTERP_RSS_SECONDS=3 INTERP_RSS_EARLY=1 \
+    INTERP_RSS_PROGRAMS=arith INTERP_RSS_MODES=raw
 step "make deps" 'true' -- deps
 mkdir -p "$tmp/cleanme/obj" && touch "$tmp/cleanme/obj/x.o"
 step "make clean" '[ ! -e "$tmp/cleanme" ]' -- clean BUILD="$tmp/cleanme"
