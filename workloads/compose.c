@@ -156,7 +156,9 @@ static SYNC_NOINLINE void cm_ops(struct cm_ctx *c, struct wl_thread *t, struct c
 }
 
 /* --compose-atomic 0: each operation's parts in blocks of their own, with a safe point
- * between them. A find and an audit stay one block each: they are the observers. */
+ * between them. A find and an audit stay one block each: they are the observers. The
+ * composition broken on purpose for the tests, not part of the program (sync_cost: not
+ * counted). */
 static SYNC_NOINLINE void cm_ops_apart(struct cm_ctx *c, struct wl_thread *t, struct cm_op *op,
                                        long k)
 {
