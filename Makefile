@@ -27,6 +27,9 @@
 #                   git_rev, built from history in $(BUILD)/regress/), interleaved A/B
 #   make regress-history  the same, appending the verdict to results/history.csv
 #   make fuzz       libFuzzer target for the interp assembler (clang only)
+#   make mutants    one synchronisation point at a time removed or weakened in each
+#                   workload's variants, each rebuilt and run: how many the checks
+#                   catch (scripts/mutants.py; MUTANTS_* variables; about 10 minutes)
 #   make deps       check (and as root install) the Debian packages needed
 #   make clean      remove BUILD (by default: every configuration under build/)
 #
@@ -195,7 +198,7 @@ TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 # build/stmbench: a link to the default configuration's binary (see the header).
 STMBENCH_LINK := $(if $(filter build/release,$(BUILD)),build/stmbench)
 
-.PHONY: all test bench stress plots scaling micro regress regress-history fuzz deps clean
+.PHONY: all test bench stress plots scaling micro regress regress-history fuzz mutants deps clean
 all: $(BUILD)/stmbench $(TEST_BINS) $(STMBENCH_LINK)
 
 # ---- the flags stamp: every object and binary depends on it (see the header)
@@ -354,6 +357,17 @@ regress-history: deps
 
 fuzz:
 	@scripts/fuzz.sh $(BUILD)
+
+# make mutants: scripts/mutants.py removes or weakens one synchronisation point at a
+# time, rebuilds that one workload copy with this configuration's own compile command
+# and links it with the other objects here, so it gets the commands from here.
+mutants: all
+	@MUT_BUILD=$(BUILD) MUT_CC='$(CC)' MUT_ITM_CC='$(ITM_CC)' \
+	 MUT_CPPFLAGS='$(strip $(CPPFLAGS))' MUT_CFLAGS='$(strip $(CFLAGS))' \
+	 MUT_LDFLAGS='$(strip $(LDFLAGS))' MUT_LDLIBS='$(strip $(LDLIBS))' \
+	 MUT_OBJS='$(WL_OBJS) $(COMMON_OBJS)' \
+	 $(foreach rt,$(RT_CC),MUT_RT_CFLAGS_$(rt)='$(RT_CFLAGS_$(rt))') \
+	 /usr/bin/python3 scripts/mutants.py
 
 clean:
 	rm -rf $(if $(BUILD_IS_DEFAULT),build,$(BUILD))

@@ -669,7 +669,7 @@ def measure(root):
 
 
 def format_md(rows, details, show_details):
-    out = ["| workload | runtimes | sync lines (own file) | lock acquisition sites | "
+    out = ["| workload | runtimes | sync lines (own files) | lock acquisition sites | "
            "lock orderings | retry loops | atomic blocks |",
            "|---|---|---:|---:|---:|---:|---:|"]
     for r in rows:
@@ -678,11 +678,16 @@ def format_md(rows, details, show_details):
             r["sync_lines_own"], r["lock_sites"], r["lock_orderings"], r["retry_loops"],
             r["atomic_blocks"]))
     if show_details:
-        out += ["", "Lock orderings (A before B) and sources, per row:", ""]
+        out += ["", "The lock orderings (A before B):", ""]
         for (w, key, pairs, helpers), r in zip(details, rows):
-            order = "; ".join("%s before %s" % p for p in pairs) or "none"
-            out.append("- %s (%s): %s. Sources: %s." % (
-                w, ", ".join(r["runtimes"].split()), order, ", ".join(key[6].split())))
+            if pairs:
+                out.append("- %s (%s): %s." % (w, ", ".join(r["runtimes"].split()),
+                                                "; ".join("%s before %s" % p for p in pairs)))
+        out += ["", "The sources counted (the first is the file the runtime compiles; own "
+                "files: those named after the workload):", ""]
+        for (w, key, pairs, helpers), r in zip(details, rows):
+            out.append("- %s (%s): %s." % (w, ", ".join(r["runtimes"].split()),
+                                            ", ".join(key[6].split())))
     return "\n".join(out) + "\n"
 
 
