@@ -49,9 +49,11 @@ command line, the revision and the machine), logs of the runs that did not pass.
 
 Variables (environment; `make mutants VAR=value`): MUTANTS_WORKLOADS (default: every
 workload of the list), MUTANTS_RUNTIMES (default: every runtime but seq), MUTANTS_MAX
-(most mutants per variant, chosen evenly across kinds, reproducibly; default 12),
-MUTANTS_DURATION (seconds per run, 0.5), MUTANTS_TIMEOUT (seconds before a run counts
-as hung, 8), MUTANTS_JOBS (parallel mutants, default the cores), MUTANTS_OUT.
+(most mutants per variant, default 12, 0 for all: the points in the workload's own
+files first, then those of the structures it reuses, evenly across kinds,
+reproducibly), MUTANTS_DURATION (seconds per run, 0.5), MUTANTS_TIMEOUT (seconds
+before a run counts as hung, 8), MUTANTS_JOBS (parallel mutants, default the cores),
+MUTANTS_OUT.
 Exit status: 0 when the run completed (whatever the mutants did), 2 bad variables,
 3 no build to work from.
 """
@@ -207,21 +209,24 @@ def variants(root, workloads, runtimes):
     return out
 
 
-def choose(points, cap, seed):
-    """At most cap points, evenly across kinds, reproducibly."""
+def choose(points, cap, seed, workload):
+    """At most cap points, reproducibly: those in the workload's own files (named after
+    it) first, then those of the structures it reuses; evenly across kinds in each."""
     if cap <= 0 or len(points) <= cap:
         return list(points)
     rng = random.Random(seed)
-    by = OrderedDict()
-    for p in points:
-        by.setdefault(p.kind, []).append(p)
-    for k in by:
-        rng.shuffle(by[k])
     out = []
-    while len(out) < cap:
-        for k in list(by):
-            if by[k] and len(out) < cap:
-                out.append(by[k].pop())
+    for own in (True, False):
+        by = OrderedDict()
+        for p in points:
+            if os.path.basename(p.path).startswith(workload) == own:
+                by.setdefault(p.kind, []).append(p)
+        for k in by:
+            rng.shuffle(by[k])
+        while len(out) < cap and any(by.values()):
+            for k in list(by):
+                if by[k] and len(out) < cap:
+                    out.append(by[k].pop())
     return sorted(out, key=lambda m: (m.path, m.start))
 
 
@@ -506,7 +511,7 @@ def main(argv):
     jobsl, npoints = [], {}
     for w, rt, build, main, pts in vs:
         npoints[(w, rt)] = len(pts)
-        for m in choose(pts, cap, "%s/%s" % (w, rt)):
+        for m in choose(pts, cap, "%s/%s" % (w, rt), w):
             jobsl.append((w, rt, build, main, m, len(jobsl) + 1))
     print("mutants: %d mutants of %d variants (at most %d each), %d at a time, runs of %ss "
           "(timeout %ss), into %s/" % (len(jobsl), len(vs), cap, jobs, duration, timeout,

@@ -273,8 +273,7 @@ static int run_compose(const char *rt, const char *threads, const char *const *e
         char *text = tu_read(csv, NULL);
         assert_non_null(text);
         char f[64];
-        assert_int_equal(tu_field(text, 0, "check", f, sizeof f), 0);
-        snprintf(check, 16, "%s", f);
+        assert_int_equal(tu_field(text, 0, "check", check, 16), 0);
         assert_int_equal(tu_field(text, 0, "ops", f, sizeof f), 0);
         *ops = strtoull(f, NULL, 10);
         free(text);

@@ -365,6 +365,44 @@ out:
     return rc;
 }
 
+/* Teardown (no other thread runs), in blocks of bounded size, one loop per function:
+ * gcc's -Wmaybe-uninitialized loses track of loop variables across several blocks
+ * (setjmp points under stm) in one function. A reference still null (setup failed
+ * part-way) is skipped. */
+static SYNC_NOINLINE void cm_free_buckets(struct cm_ctx *c)
+{
+    for (uint64_t i = 0; i < c->m.nbuckets; i += 256) {
+        uint64_t end = i + 256 < c->m.nbuckets ? i + 256 : c->m.nbuckets;
+        SYNC_ATOMIC("compose.teardown") {
+            hm_free_buckets(c->buckets, i, end);
+        }
+    }
+}
+
+static SYNC_NOINLINE void cm_free_accounts(struct cm_ctx *c)
+{
+    for (long i = 0; i < c->m.accounts; i += BANK_SETUP_CHUNK) {
+        long end = i + BANK_SETUP_CHUNK < c->m.accounts ? i + BANK_SETUP_CHUNK : c->m.accounts;
+        SYNC_ATOMIC("compose.teardown") {
+            for (long j = i; j < end; j++)
+                if (c->acc[j] != SYNC_NULL)
+                    SYNC_FREE(c->acc[j]);
+        }
+    }
+}
+
+static SYNC_NOINLINE void cm_free_ledger(struct cm_ctx *c)
+{
+    for (uint64_t i = 0; i < c->m.nledger; i += 256) {
+        uint64_t end = i + 256 < c->m.nledger ? i + 256 : c->m.nledger;
+        SYNC_ATOMIC("compose.teardown") {
+            for (uint64_t j = i; j < end; j++)
+                if (c->ring[j] != SYNC_NULL)
+                    SYNC_FREE(c->ring[j]);
+        }
+    }
+}
+
 static void compose_teardown(void *vctx)
 {
     struct cm_ctx *c = vctx;
@@ -379,30 +417,11 @@ static void compose_teardown(void *vctx)
         }
     }
     if (c->buckets)
-        for (uint64_t i = 0; i < c->m.nbuckets; i += 256) {
-            uint64_t end = i + 256 < c->m.nbuckets ? i + 256 : c->m.nbuckets;
-            SYNC_ATOMIC("compose.teardown") {
-                hm_free_buckets(c->buckets, i, end);
-            }
-        }
+        cm_free_buckets(c);
     if (c->acc)
-        for (long i = 0; i < c->m.accounts; i += BANK_SETUP_CHUNK) {
-            long end = i + BANK_SETUP_CHUNK < c->m.accounts ? i + BANK_SETUP_CHUNK : c->m.accounts;
-            SYNC_ATOMIC("compose.teardown") {
-                for (long j = i; j < end; j++)
-                    if (c->acc[j] != SYNC_NULL)
-                        SYNC_FREE(c->acc[j]);
-            }
-        }
+        cm_free_accounts(c);
     if (c->ring)
-        for (uint64_t i = 0; i < c->m.nledger; i += 256) {
-            uint64_t end = i + 256 < c->m.nledger ? i + 256 : c->m.nledger;
-            SYNC_ATOMIC("compose.teardown") {
-                for (uint64_t j = i; j < end; j++)
-                    if (c->ring[j] != SYNC_NULL)
-                        SYNC_FREE(c->ring[j]);
-            }
-        }
+        cm_free_ledger(c);
     free(c->buckets);
     free(c->acc);
     free(c->ring);
