@@ -27,6 +27,11 @@ the runtime compiles and the workload headers it includes; code marked
     relax         one memory_order_acquire/release/acq_rel/seq_cst of an atomic
                   operation becomes memory_order_relaxed.
 
+Points that only setup, check and teardown reach (from the descriptor's .thread_run,
+every unit it names, transitively, is reached by the threads; the rest runs while no
+other thread runs) are counted as "alone" and mutated under stm only, whose heap needs
+a transaction for any access at all: elsewhere removing them cannot break anything.
+
 Each mutant: the mutated copy of the tree is compiled with the build's own command
 (-Wno-error added, so a warning the mutation causes does not hide the mutant) into a
 temporary folder, with the same command on the unmutated copy as its reference. A
@@ -34,22 +39,26 @@ mutant the compiler rejects is "not compiled"; one whose code (objdump -dr) equa
 the reference's is "same code" (on this compiler and CPU the point changes nothing)
 and is not run. The others are linked with the build's other objects and run:
 
-    stmbench --runtime R --workload W --threads T --duration D --seed 1 --pin none KNOBS
+    stmbench --runtime R --workload W --threads T --duration D --seed 1 --pin none \
+             --gil-interval-us 100 KNOBS
 
-first at T = 2, then (if that passed) at T = 8, with contention-heavy knobs (below)
-and --gil-interval-us 100 (frequent GIL hand-offs). A run is "caught" (exit 1: a check
+first at T = 2, then (if that passed) at T = 8, with contention-heavy knobs (KNOBS,
+below; the second run with --ops-per-tx 4, so that bank mixes audits and transfers in
+a block; interp runs list-append, then shared-counter) and frequent GIL hand-offs. A run is "caught" (exit 1: a check
 failed), "crashed" (a signal, or an exit other than 0 and 1), "hung" (still running
 after the timeout: a deadlock or a livelock) or "passed"; a mutant is the first of its
 runs that did not pass, or "survived" when both passed: the point was not needed in
 these runs, or the breakage went unnoticed.
 
-Output (MUTANTS_OUT, default results/mutants/): mutants.csv (every mutant: variant,
-point, status, each run's exit and the command), summary.md (per variant; with the
-command line, the revision and the machine), logs of the runs that did not pass.
+Output (MUTANTS_OUT, default results/mutants/): mutants.csv (every mutant: n,
+workload, runtime, the variant's points and alone points, kind, file, line, unit, what
+was changed, status, each run's threads:exit), summary.md (per variant and per kind,
+the survivors; with the command line, the revision and the machine), logs/ (the
+output of the runs that did not pass, and compiler errors).
 
 Variables (environment; `make mutants VAR=value`): MUTANTS_WORKLOADS (default: every
 workload of the list), MUTANTS_RUNTIMES (default: every runtime but seq), MUTANTS_MAX
-(most mutants per variant, default 12, 0 for all: the points in the workload's own
+(most mutants per variant, default 16, 0 for all: the points in the workload's own
 files first, then those of the structures it reuses, evenly across kinds,
 reproducibly), MUTANTS_DURATION (seconds per run, 0.5), MUTANTS_TIMEOUT (seconds
 before a run counts as hung, 8), MUTANTS_JOBS (parallel mutants, default the cores),
@@ -76,14 +85,24 @@ import sync_cost as sc  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# contention-heavy knobs per workload (as make stress's); others run with their defaults
+# A mutant's runs: (threads, knobs), contention-heavy (as make stress's), the second
+# with blocks of 4 operations (a bank block then mixes audits and transfers, and takes
+# every account's lock) or, for interp, the other shared program. A workload not named
+# here runs with its defaults.
 KNOBS = {
     "bank": ["--accounts", "16", "--transfer-pct", "50"],
     "rbtree": ["--size", "64", "--range", "128", "--update", "50"],
     "hashmap": ["--size", "64", "--range", "128", "--update", "50", "--buckets", "4"],
-    "interp": ["--program", "shared-counter"],
     "compose": ["--keys", "16", "--accounts", "8", "--ledger", "16", "--move-pct", "50"],
 }
+RUNS = {
+    "interp": [("2", ["--program", "list-append"]), ("8", ["--program", "shared-counter"])],
+}
+
+
+def runs_of(w):
+    k = KNOBS.get(w, [])
+    return RUNS.get(w, [("2", k), ("8", k + ["--ops-per-tx", "4"])])
 STRONG_ORDER = re.compile(r"^memory_order_(acquire|release|acq_rel|seq_cst|consume)$")
 STATUSES = ["not compiled", "same code", "caught", "crashed", "hung", "survived"]
 
@@ -185,6 +204,28 @@ def locks_points(v):
     return out
 
 
+def thread_units(v):
+    """The units the workload's threads may run: those its descriptor's .thread_run
+    reaches by naming them (called, or passed as a function). The others run only in
+    setup, check and teardown, while no other thread runs."""
+    start = None
+    for f in v.files:
+        m = re.search(r"\.thread_run\s*=\s*(\w+)", v.stripped[f])
+        if m:
+            start = m.group(1)
+            break
+    if start is None:
+        return set(v.units)          # no descriptor found: treat everything as concurrent
+    seen, todo = set(), [start]
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in v.units:
+            continue
+        seen.add(name)
+        todo += [t.s for t in v.units[name].toks if t.s in v.units and t.s not in seen]
+    return seen
+
+
 def variants(root, workloads, runtimes):
     """[(workload, runtime, build, main file, [Mutation])] for every variant asked."""
     rts, wls = sc.read_lists(root)
@@ -205,7 +246,14 @@ def variants(root, workloads, runtimes):
             else:
                 pts = [m for m in generic_points(v)
                        if m.kind == "drop-block" or name == "stm"]
-            out.append((w, name, build, main, pts))
+            # Points only setup, check and teardown reach run while no other thread
+            # runs: left out, except under stm, whose heap needs a transaction for any
+            # access at all.
+            conc = thread_units(v)
+            alone = [m for m in pts if m.unit not in conc]
+            if name != "stm":
+                pts = [m for m in pts if m.unit in conc]
+            out.append((w, name, build, main, pts, len(alone)))
     return out
 
 
@@ -327,10 +375,10 @@ class Runner:
             res["status"] = "not compiled"
             self.log(n, "link", r.stderr)
             return res
-        for threads in ("2", "8"):
+        for threads, knobs in runs_of(w):
             cmd = [exe, "--runtime", rt, "--workload", w, "--threads", threads,
                    "--duration", str(self.duration), "--seed", "1", "--pin", "none",
-                   "--gil-interval-us", "100"] + KNOBS.get(w, [])
+                   "--gil-interval-us", "100"] + knobs
             try:
                 p = subprocess.run(cmd, capture_output=True, text=True, timeout=self.timeout)
                 rc, text = p.returncode, p.stderr + p.stdout
@@ -399,21 +447,24 @@ def summary_md(rows, argv, seconds):
                " ".join(argv), rev, "-dirty" if dirty else "", machine(), len(rows), seconds),
            "", "Each mutant removes or weakens one synchronisation point (scripts/mutants.py: "
            "drop-block, drop-barrier, drop-lock, drop-unlock, early-unlock, drop-fence, "
-           "relax), is rebuilt alone and run at 2, then 8 threads. *Broke*: the checks "
-           "failed or the run crashed; *caught*: the checks failed (exit 1); *hung*: a "
-           "deadlock or livelock (timeout); *survived*: both runs passed; *same code*: the "
-           "compiler made the same code of it (not run).", "",
-           "| workload | runtime | points | mutants | not compiled | same code | broke | "
+           "relax), is rebuilt alone and run at 2, then 8 threads. *Points*: the variant's "
+           "points that its threads reach (all of them under stm); *alone*: the points only "
+           "setup, check and teardown reach, while no other thread runs (mutated under stm "
+           "only, whose heap needs a transaction for any access); *mutants*: the points run, "
+           "at most MUTANTS_MAX, the workload's own files first. *Broke*: the checks failed "
+           "or the run crashed; *caught*: the checks failed (exit 1); *hung*: a deadlock or "
+           "livelock (timeout); *survived*: both runs passed; *same code*: the compiler made "
+           "the same code of it (not run).", "",
+           "| workload | runtime | points | alone | mutants | not compiled | same code | broke | "
            "caught | crashed | hung | survived |",
-           "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+           "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     tot = defaultdict(int)
     for (w, rt), rs in per.items():
         c = defaultdict(int)
         for r in rs:
             c[r["status"]] += 1
-        npoints = rs[0]["points"]
-        out.append("| %s | %s | %s | %d | %d | %d | %d | %d | %d | %d | %d |" % (
-            w, rt, npoints, len(rs), c["not compiled"], c["same code"],
+        out.append("| %s | %s | %s | %s | %d | %d | %d | %d | %d | %d | %d | %d |" % (
+            w, rt, rs[0]["points"], rs[0]["alone"], len(rs), c["not compiled"], c["same code"],
             c["caught"] + c["crashed"], c["caught"], c["crashed"], c["hung"], c["survived"]))
     kinds = OrderedDict()
     for r in rows:
@@ -464,7 +515,7 @@ def main(argv):
     if "--list" in argv:
         root = argv[argv.index("--root") + 1] if "--root" in argv else ROOT
         try:
-            for w, rt, build, main, pts in variants(root, [], []):
+            for w, rt, build, main, pts, alone in variants(root, [], []):
                 for m in pts:
                     print("%s\t%s\t%s\t%s:%d\t%s\t%s" % (w, rt, m.kind, m.path, m.line,
                                                          m.unit, m.desc))
@@ -474,7 +525,7 @@ def main(argv):
         return 0
     wls = os.environ.get("MUTANTS_WORKLOADS", "").split()
     rts = os.environ.get("MUTANTS_RUNTIMES", "").split()
-    cap = env_num("MUTANTS_MAX", 12, int, -1)
+    cap = env_num("MUTANTS_MAX", 16, int, -1)
     duration = env_num("MUTANTS_DURATION", 0.5)
     timeout = env_num("MUTANTS_TIMEOUT", 8.0)
     jobs = env_num("MUTANTS_JOBS", os.cpu_count() or 1, int)
@@ -509,8 +560,8 @@ def main(argv):
         os.remove(os.path.join(out, "logs", f))
     vs = variants(ROOT, wls, run_rts)
     jobsl, npoints = [], {}
-    for w, rt, build, main, pts in vs:
-        npoints[(w, rt)] = len(pts)
+    for w, rt, build, main, pts, alone in vs:
+        npoints[(w, rt)] = (len(pts), alone)
         for m in choose(pts, cap, "%s/%s" % (w, rt), w):
             jobsl.append((w, rt, build, main, m, len(jobsl) + 1))
     print("mutants: %d mutants of %d variants (at most %d each), %d at a time, runs of %ss "
@@ -530,7 +581,8 @@ def main(argv):
         res = results[n]
         runs = " ".join("%s:%s" % x for x in res["runs"])
         rows.append(OrderedDict([
-            ("n", n), ("workload", w), ("runtime", rt), ("points", npoints[(w, rt)]),
+            ("n", n), ("workload", w), ("runtime", rt), ("points", npoints[(w, rt)][0]),
+            ("alone", npoints[(w, rt)][1]),
             ("kind", m.kind), ("file", m.path), ("line", m.line), ("unit", m.unit),
             ("desc", m.desc), ("status", res["status"]), ("runs", runs)]))
     with open(os.path.join(out, "mutants.csv"), "w", newline="") as f:
