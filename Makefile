@@ -29,7 +29,7 @@
 #   make fuzz       libFuzzer target for the interp assembler (clang only)
 #   make mutants    one synchronisation point at a time removed or weakened in each
 #                   workload's variants, each rebuilt and run: how many the checks
-#                   catch (scripts/mutants.py; MUTANTS_* variables; about 5 minutes)
+#                   catch (scripts/mutants.py; MUTANTS_* variables; about 7 minutes)
 #   make deps       check (and as root install) the Debian packages needed
 #   make clean      remove BUILD (by default: every configuration under build/)
 #
