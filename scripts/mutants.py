@@ -44,7 +44,8 @@ and is not run. The others are linked with the build's other objects and run:
 
 first at T = 2, then (if that passed) at T = 8, with contention-heavy knobs (KNOBS,
 below; the second run with --ops-per-tx 4, so that bank mixes audits and transfers in
-a block; interp runs list-append, then shared-counter) and frequent GIL hand-offs. A run is "caught" (exit 1: a check
+a block; interp runs list-append, then tests/programs/atomicity.stm) and frequent
+GIL hand-offs. A run is "caught" (exit 1: a check
 failed), "crashed" (a signal, or an exit other than 0 and 1), "hung" (still running
 after the timeout: a deadlock or a livelock) or "passed"; a mutant is the first of its
 runs that did not pass, or "survived" when both passed: the point was not needed in
@@ -89,16 +90,20 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # A mutant's runs: (threads, knobs), contention-heavy (as make stress's), the second
 # with blocks of 4 operations (a bank block then mixes audits and transfers, and takes
-# every account's lock) or, for interp, the other shared program. A workload not named
-# here runs with its defaults.
+# every account's lock) or, for interp, another program that shares its objects. A
+# workload not named here runs with its defaults.
 KNOBS = {
     "bank": ["--accounts", "16", "--transfer-pct", "50"],
     "rbtree": ["--size", "64", "--range", "128", "--update", "50"],
     "hashmap": ["--size", "64", "--range", "128", "--update", "50", "--buckets", "4"],
     "compose": ["--keys", "16", "--accounts", "8", "--ledger", "16", "--move-pct", "50"],
 }
+# interp: appends to a shared list outside atomic sections (list-append), then a global
+# written in sections and read outside them (atomicity.stm). No built-in program shares
+# a dict, or gets or sets list items, outside a section.
 RUNS = {
-    "interp": [("2", ["--program", "list-append"]), ("8", ["--program", "shared-counter"])],
+    "interp": [("2", ["--program", "list-append"]),
+               ("8", ["--program", os.path.join(ROOT, "tests/programs/atomicity.stm")])],
 }
 
 
