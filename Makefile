@@ -46,6 +46,9 @@
 #                   (or FUZZ_RUNS each), FUZZ_JOBS; a crash is a file in
 #                   BUILD/fuzz/artifacts/ and exit 1 (scripts/fuzz.sh, docs/interp.md).
 #                   make fuzz-build only builds them
+#   make mutants    one synchronisation point at a time removed or weakened in each
+#                   workload's variants, each rebuilt and run: how many the checks
+#                   catch (scripts/mutants.py; MUTANTS_* variables; about 7 minutes)
 #   make deps       check (and as root install) the Debian packages needed
 #   make clean      remove BUILD (by default: every configuration under build/)
 #
@@ -241,7 +244,7 @@ FUZZ_FLAGS_TEXT := FUZZ_CC=$(FUZZ_CC) CPPFLAGS=$(strip $(FUZZ_CPPFLAGS)) \
 STMBENCH_LINK := $(if $(filter build/release,$(BUILD)),build/stmbench)
 
 .PHONY: all test bench stress plots report pack scaling micro regress regress-history fuzz fuzz-build \
-	interp-memory memcheck deps clean
+	interp-memory memcheck mutants deps clean
 all: $(BUILD)/stmbench $(TEST_BINS) $(STMBENCH_LINK)
 
 # ---- the flags stamp: every object and binary depends on it (see the header)
@@ -437,6 +440,17 @@ $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB) $(FUZZ_FLAGS)
 fuzz-build: $(FUZZ_BINS)
 fuzz: fuzz-build
 	@scripts/fuzz.sh $(BUILD)
+
+# make mutants: scripts/mutants.py removes or weakens one synchronisation point at a
+# time, rebuilds that one workload copy with this configuration's own compile command
+# and links it with the other objects here, so it gets the commands from here.
+mutants: all
+	@MUT_BUILD=$(BUILD) MUT_CC='$(CC)' MUT_ITM_CC='$(ITM_CC)' \
+	 MUT_CPPFLAGS='$(strip $(CPPFLAGS))' MUT_CFLAGS='$(strip $(CFLAGS))' \
+	 MUT_LDFLAGS='$(strip $(LDFLAGS))' MUT_LDLIBS='$(strip $(LDLIBS))' \
+	 MUT_OBJS='$(WL_OBJS) $(COMMON_OBJS)' \
+	 $(foreach rt,$(RT_CC),MUT_RT_CFLAGS_$(rt)='$(RT_CFLAGS_$(rt))') \
+	 /usr/bin/python3 scripts/mutants.py
 
 clean:
 	rm -rf $(if $(BUILD_IS_DEFAULT),build,$(BUILD))

@@ -104,6 +104,9 @@ step "make interp-memory" '[ -s "$tmp/im/interp_memory.md" ] && rows "$tmp/im/in
 step "make memcheck" 'rows "$tmp/mc/interp_rss.csv" 2' -- \
     memcheck MEMCHECK_OUT="$tmp/mc" INTERP_RSS_SECONDS=3 INTERP_RSS_EARLY=1 \
     INTERP_RSS_PROGRAMS=arith INTERP_RSS_MODES=raw
+step "make mutants" '[ -s "$tmp/mutants/summary.md" ] && rows "$tmp/mutants/mutants.csv" 2' -- \
+    mutants MUTANTS_OUT="$tmp/mutants" MUTANTS_WORKLOADS=bank MUTANTS_RUNTIMES=mutex \
+    MUTANTS_MAX=1 MUTANTS_DURATION=0.1 MUTANTS_TIMEOUT=4
 step "make deps" 'true' -- deps
 mkdir -p "$tmp/cleanme/obj" && touch "$tmp/cleanme/obj/x.o"
 step "make clean" '[ ! -e "$tmp/cleanme" ]' -- clean BUILD="$tmp/cleanme"
