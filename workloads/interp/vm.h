@@ -889,45 +889,54 @@ static void iv_free_object(const struct iv_ctx *cx, const struct iv_global *gl, 
     }
 }
 
-/* The object model's own teardown: what the registries still hold (tracing), the
- * constants and the globals' first values. */
+/* Frees the objects of n tagged values (small ints skipped) in one block; a block of
+ * its own function, so that no loop around it keeps values across its setjmp. */
+static SYNC_NOINLINE void iv_free_all(const iv_val *v, size_t n)
+{
+    SYNC_ATOMIC("interp.teardown") {
+        for (size_t i = 0; i < n; i++)
+            if (iv_vtype(v[i]) != IV_T_INT)
+                iv_free_obj(v[i]);
+    }
+}
+
 /* refcount, biased: what a run left on a thread's stack (a run abandoned by the stuck
  * guard or the drain bound) holds references too; dropped before the globals go. */
+static SYNC_NOINLINE void iv_drop_stack(struct iv_ctx *cx, struct iv_thread *th)
+{
+    struct iv_vm *vm = &th->vm[th->cur];
+    SYNC_ATOMIC("interp.teardown") {
+        for (int32_t i = 0; i < vm->sp; i++)
+            iv_decref(cx, th, vm, (iv_val)vm->vals[i]);
+    }
+    vm->sp = 0;
+}
+
 static void iv_drop_stacks(struct iv_ctx *cx)
 {
     if (cx->memory != IV_MEM_REFCOUNT && cx->memory != IV_MEM_BIASED)
         return;
-    for (int t = 0; t < cx->nthreads; t++) {
-        struct iv_thread *th = &cx->th[t];
-        struct iv_vm *vm = &th->vm[th->cur];
-        SYNC_ATOMIC("interp.teardown") {
-            for (int32_t i = 0; i < vm->sp; i++)
-                iv_decref(cx, th, vm, (iv_val)vm->vals[i]);
-        }
-        vm->sp = 0;
-    }
+    for (int t = 0; t < cx->nthreads; t++)
+        iv_drop_stack(cx, &cx->th[t]);
 }
 
+/* The object model's own teardown: what the registries (tracing) and the count cells
+ * (buffered) still name, the constants and the globals' first values. */
 static void iv_free_model(struct iv_ctx *cx)
 {
-    if (cx->memory == IV_MEM_TRACING)
-        for (int t = 0; t < cx->nthreads; t++) {
-            struct iv_mem *m = &cx->th[t].mem;
-            SYNC_ATOMIC("interp.teardown") {
-                for (size_t i = 0; i < m->nreg; i++)
-                    iv_free_obj(m->reg[i]);
-            }
-        }
-    for (int t = 0; t < cx->nthreads && cx->memory == IV_MEM_BUFFERED; t++) {
+    for (int t = 0; t < cx->nthreads; t++) {
         struct iv_mem *m = &cx->th[t].mem;
-        /* every cell not marked free names a live object (limbo included) */
-        for (size_t s = 0; s < m->nslabs; s++) {
+        if (cx->memory == IV_MEM_TRACING)
+            iv_free_all(m->reg, m->nreg);
+        /* buffered: every cell not marked free names a live object (limbo included) */
+        for (size_t s = 0; s < m->nslabs && cx->memory == IV_MEM_BUFFERED; s++) {
             struct iv_count *slab = m->slabs[s];
-            SYNC_ATOMIC("interp.teardown") {
-                for (size_t i = 0; i < IV_CELL_SLAB; i++)
-                    if (!(atomic_load_explicit(&slab[i].n, memory_order_relaxed) & IV_CNT_DEAD))
-                        iv_free_obj(slab[i].obj);
-            }
+            iv_val live[IV_CELL_SLAB];
+            size_t n = 0;
+            for (size_t i = 0; i < IV_CELL_SLAB; i++)
+                if (!(atomic_load_explicit(&slab[i].n, memory_order_relaxed) & IV_CNT_DEAD))
+                    live[n++] = slab[i].obj;
+            iv_free_all(live, n);
         }
     }
     for (int t = 0; t < cx->nthreads; t++) {
@@ -948,19 +957,9 @@ static void iv_free_model(struct iv_ctx *cx)
         free(m->inbox);
         pthread_mutex_destroy(&m->inbox_mu);
     }
-    if (cx->konst) {
-        SYNC_ATOMIC("interp.teardown") {
-            for (int i = 0; i < cx->prog->ncode; i++)
-                if (iv_vtype((iv_val)cx->konst[i]) == IV_T_BOX)
-                    SYNC_FREE(iv_vref((iv_val)cx->konst[i]));
-        }
-    }
-    if (cx->npobj) {
-        SYNC_ATOMIC("interp.teardown") {
-            for (size_t i = 0; i < cx->npobj; i++)
-                SYNC_FREE(iv_vref(cx->pobj[i]));
-        }
-    }
+    if (cx->konst)
+        iv_free_all((const iv_val *)cx->konst, (size_t)cx->prog->ncode);
+    iv_free_all(cx->pobj, cx->npobj);
     free(cx->pobj);
     pthread_mutex_destroy(&cx->pobj_mu);
 }
