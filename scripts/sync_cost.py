@@ -13,9 +13,9 @@ library. Exit status: 0, or 2 with a message on bad input (no lists, a missing f
 What is counted, per workload W and runtime R:
 
   Sources. The file R compiles: workloads/W.c for runtimes of build cc and gnutm,
-  workloads/W_R.c for a runtime of build variant; plus every header of workloads/
-  (not workloads/lib/, and not workloads/workload.h, the harness's interface) it
-  includes, transitively. So a workload that reuses another's structures counts their
+  workloads/W_R.c for a runtime of build variant; plus every header of workloads/ or
+  of a workload's folder such as workloads/interp/ (not workloads/lib/, and not
+  workloads/workload.h, the harness's interface) it includes, transitively. So a workload that reuses another's structures counts their
   code too; "own file" counts the first file alone. Comments and string literals are
   blanked first.
 
@@ -406,7 +406,9 @@ class Variant:
         self.raw[rel] = raw
         self.stripped[rel] = strip_c(raw)
         for inc in includes(raw):
-            if re.match(r"workloads/[^/]+\.h$", inc) and inc != "workloads/workload.h" and \
+            # workloads/*.h and a workload's own folder (workloads/interp/), not lib/
+            if re.match(r"workloads/(?!lib/)([^/]+/)?[^/]+\.h$", inc) and \
+                    inc != "workloads/workload.h" and \
                     os.path.exists(os.path.join(self.root, inc)):
                 self._collect(inc)
 
@@ -651,7 +653,8 @@ def measure(root):
             kind = runtime_kind(name, build)
             lw = LockWalk(v) if kind == "locks" else None
             lines, helpers = sync_lines(v, kind, lw)
-            own = {x for x in lines if os.path.basename(x[0]).startswith(w)}
+            own = {x for x in lines if os.path.basename(x[0]).startswith(w) or
+                   x[0].startswith("workloads/%s/" % w)}
             if lw:
                 sites, pairs = lw.acquisition_sites(), sorted(lw.pairs)
                 retries, blocks = retry_loops(v), 0
