@@ -160,14 +160,14 @@ static void test_dead_at_end_freed_in_block(void **state)
     (void)state;
     struct world w = setup_world();
     struct iv_vm *vm = vm_of(w.a);
-    uint64_t frees = vm->frees;
+    uint64_t frees = w.a->mem.frees;
     iv_buf_begin(&w.a->mem);
     iv_val l = iv_new_container(w.cx, w.a, vm, IV_T_LIST, false);
     iv_val x = iv_new_box(w.cx, w.a, vm, 5000);
     assert_int_equal(iv_olist_append((iv_olist_ref)iv_vref(l), x), 0);  /* x moves in */
     iv_decref(w.cx, w.a, vm, l);                        /* the list is dropped */
     iv_buf_settle(w.a, vm);
-    assert_int_equal(vm->frees - frees, 2);             /* the list, then its element */
+    assert_int_equal(w.a->mem.frees - frees, 2);             /* the list, then its element */
     iv_buf_apply(w.cx, w.a);
     assert_int_equal(w.a->mem.nlimbo, 0);
     /* and one that survives (published in L) is not */
@@ -255,7 +255,7 @@ static void test_abandoned_stack_dropped(void **state)
     assert_true(vm->sp > 0);
     iv_drop_stacks(cx);
     /* what is left is x's value alone: the stack's boxes are freed */
-    assert_int_equal(vm->allocs - vm->frees, 1);
+    assert_int_equal(th->mem.allocs - th->mem.frees, 1);
     iv_teardown(cx);
 }
 

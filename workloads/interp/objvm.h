@@ -28,7 +28,7 @@
 #endif
 #define IV_CELL_SLAB 1024
 
-static void iv_vgrow(void **v, size_t *cap, size_t need, size_t elem)
+static IV_OBJ_TEXT void iv_vgrow(void **v, size_t *cap, size_t need, size_t elem)
 {
     if (need <= *cap)
         return;
@@ -53,7 +53,7 @@ static inline struct iv_count *iv_count_of(iv_val w)
     return (struct iv_count *)(uintptr_t)o->rcs;
 }
 
-static void iv_dmap_resize(struct iv_mem *m, size_t cap)
+static IV_OBJ_TEXT void iv_dmap_resize(struct iv_mem *m, size_t cap)
 {
     struct iv_count **ok = m->dkey;
     int64_t *ov = m->dval;
@@ -107,7 +107,7 @@ static inline void iv_buf_add(struct iv_thread *th, iv_val w, int64_t d)
 
 /* A free cell for an object born in the running block (taken for good only when the
  * block completes: iv_buf_after). */
-static struct iv_count *iv_cell_take(struct iv_mem *m)
+static IV_OBJ_TEXT struct iv_count *iv_cell_take(struct iv_mem *m)
 {
     if (m->ncfree == m->ctaken) {
         /* new cells go below the taken ones: the top stays where it is */
@@ -148,7 +148,7 @@ static inline void iv_buf_begin(struct iv_mem *m)
 static inline void iv_born(const struct iv_ctx *cx, struct iv_thread *th, struct iv_vm *vm,
                            iv_oref o, iv_val w)
 {
-    vm->allocs++;
+    th->mem.allocs++;
     o->owner = th->tid;
     if (cx->memory == IV_MEM_TRACING) {
         struct iv_mem *m = &th->mem;
@@ -167,7 +167,7 @@ static inline void iv_born(const struct iv_ctx *cx, struct iv_thread *th, struct
     }
 }
 
-static iv_val iv_new_box(const struct iv_ctx *cx, struct iv_thread *th, struct iv_vm *vm,
+static IV_OBJ_TEXT iv_val iv_new_box(const struct iv_ctx *cx, struct iv_thread *th, struct iv_vm *vm,
                          int64_t v)
 {
     iv_box_ref b = SYNC_ALLOC(struct iv_box);
@@ -184,7 +184,7 @@ static inline iv_val iv_make_int(const struct iv_ctx *cx, struct iv_thread *th,
 }
 
 /* A list or dict; `padded` (the program's declared ones) on cache lines of its own. */
-static iv_val iv_new_container(const struct iv_ctx *cx, struct iv_thread *th,
+static IV_OBJ_TEXT iv_val iv_new_container(const struct iv_ctx *cx, struct iv_thread *th,
                                struct iv_vm *vm, int type, bool padded)
 {
     size_t sz = type == IV_T_LIST ? sizeof(struct iv_olist) : sizeof(struct iv_odict);
@@ -202,7 +202,7 @@ static iv_val iv_new_container(const struct iv_ctx *cx, struct iv_thread *th,
 /* Frees the object of w and what it holds: the memory of a container and, in the
  * counting modes, one reference of each element (freeing those that reach 0 in turn,
  * from a work list: no recursion however deep the nesting). */
-static void iv_free_obj(iv_val w)
+static IV_OBJ_TEXT void iv_free_obj(iv_val w)
 {
     iv_oref o = iv_vref(w);
     if (iv_vtype(w) == IV_T_LIST) {
@@ -218,7 +218,7 @@ static void iv_free_obj(iv_val w)
     SYNC_FREE(o);
 }
 
-static void iv_drop_into(const struct iv_ctx *cx, struct iv_thread *th, iv_val w)
+static IV_OBJ_TEXT void iv_drop_into(const struct iv_ctx *cx, struct iv_thread *th, iv_val w)
 {
     if (iv_vtype(w) != IV_T_INT && iv_decref_(cx->memory, th->tid, w, cx->mems)) {
         struct iv_mem *m = &th->mem;
@@ -227,7 +227,7 @@ static void iv_drop_into(const struct iv_ctx *cx, struct iv_thread *th, iv_val w
     }
 }
 
-static SYNC_NOINLINE void iv_release(const struct iv_ctx *cx, struct iv_thread *th,
+static IV_OBJ_TEXT SYNC_NOINLINE void iv_release(const struct iv_ctx *cx, struct iv_thread *th,
                                      struct iv_vm *vm, iv_val w)
 {
     struct iv_mem *m = &th->mem;
@@ -251,7 +251,7 @@ static SYNC_NOINLINE void iv_release(const struct iv_ctx *cx, struct iv_thread *
                     iv_drop_into(cx, th, (iv_val)s->e[j].val);
         }
         iv_free_obj(x);
-        vm->frees++;
+        th->mem.frees++;
     }
 }
 
@@ -272,7 +272,7 @@ static inline void iv_decref(const struct iv_ctx *cx, struct iv_thread *th, stru
 #if IV_COUNT_ATOMIC
 /* biased under locks, at a slice boundary: merge the objects others queued to this
  * owner (their shared count went below 0), freeing those whose total is 0. */
-static SYNC_NOINLINE void iv_brc_drain(const struct iv_ctx *cx, struct iv_thread *th,
+static IV_OBJ_TEXT SYNC_NOINLINE void iv_brc_drain(const struct iv_ctx *cx, struct iv_thread *th,
                                        struct iv_vm *vm)
 {
     struct iv_mem *m = &th->mem;
@@ -302,7 +302,7 @@ static SYNC_NOINLINE void iv_brc_drain(const struct iv_ctx *cx, struct iv_thread
 #endif
 
 /* Drops the references a dead container's elements held (into the map). */
-static void iv_buf_drop_elements(struct iv_thread *th, iv_val w)
+static IV_OBJ_TEXT void iv_buf_drop_elements(struct iv_thread *th, iv_val w)
 {
     if (iv_vtype(w) == IV_T_LIST) {
         iv_olist_ref l = (iv_olist_ref)iv_vref(w);
@@ -321,7 +321,7 @@ static void iv_buf_drop_elements(struct iv_thread *th, iv_val w)
 
 /* At the end of a block, inside it (IV_SLICE_ALONE): the objects it allocated that
  * nothing holds any more are freed now, with their cells, until none is left. */
-static SYNC_NOINLINE __attribute__((unused)) void iv_buf_settle(struct iv_thread *th,
+static IV_OBJ_TEXT SYNC_NOINLINE __attribute__((unused)) void iv_buf_settle(struct iv_thread *th,
                                                                 struct iv_vm *vm)
 {
     struct iv_mem *m = &th->mem;
@@ -339,7 +339,7 @@ static SYNC_NOINLINE __attribute__((unused)) void iv_buf_settle(struct iv_thread
             more = true;
             iv_buf_drop_elements(th, y);
             iv_free_obj(y);
-            vm->frees++;
+            th->mem.frees++;
             /* relaxed: the cell never left this thread */
             atomic_store_explicit(&c->n, IV_CNT_DEAD, memory_order_relaxed);
             iv_vgrow((void **)&m->cret, &m->capret, m->nret + 1, sizeof *m->cret);
@@ -348,7 +348,7 @@ static SYNC_NOINLINE __attribute__((unused)) void iv_buf_settle(struct iv_thread
     }
 }
 
-static void iv_limbo_push(const struct iv_ctx *cx, struct iv_mem *m, struct iv_count *c)
+static IV_OBJ_TEXT void iv_limbo_push(const struct iv_ctx *cx, struct iv_mem *m, struct iv_count *c)
 {
     iv_vgrow((void **)&m->limbo, &m->caplimbo, m->nlimbo + 1, sizeof *m->limbo);
     /* acquire: pairs with the release increments of the epoch; read after the
@@ -359,7 +359,7 @@ static void iv_limbo_push(const struct iv_ctx *cx, struct iv_mem *m, struct iv_c
 }
 
 /* A count went to 0 (no flag): it enters this thread's limbo, once. */
-static void iv_count_zero(const struct iv_ctx *cx, struct iv_mem *m, struct iv_count *c)
+static IV_OBJ_TEXT void iv_count_zero(const struct iv_ctx *cx, struct iv_mem *m, struct iv_count *c)
 {
     int64_t zero = 0;
     /* acq_rel: as the decrements; only one thread moves 0 to LIMBO */
@@ -370,7 +370,7 @@ static void iv_count_zero(const struct iv_ctx *cx, struct iv_mem *m, struct iv_c
 
 /* After the block completed: the taken cells are the objects', the freed ones go
  * back, the deltas are applied (increments first) and the epoch is published. */
-static void iv_buf_apply(const struct iv_ctx *cx, struct iv_thread *th)
+static IV_OBJ_TEXT void iv_buf_apply(const struct iv_ctx *cx, struct iv_thread *th)
 {
     struct iv_mem *m = &th->mem;
     m->ncfree -= m->ctaken;
@@ -412,7 +412,7 @@ static void iv_buf_apply(const struct iv_ctx *cx, struct iv_thread *th)
 /* Frees what this thread's limbo holds and every running thread has passed (all of
  * it with `force`: the teardown, nobody running), with its elements' references in
  * a block of its own, and applies those in turn. */
-static SYNC_NOINLINE void iv_buf_reclaim(const struct iv_ctx *cx0, struct iv_thread *th,
+static IV_OBJ_TEXT SYNC_NOINLINE void iv_buf_reclaim(const struct iv_ctx *cx0, struct iv_thread *th,
                                          bool force)
 {
     struct iv_ctx *cx = (struct iv_ctx *)cx0;   /* the epoch moves */
@@ -492,7 +492,7 @@ struct iv_markset {
     size_t mask;
 };
 
-static bool iv_mark_has(const struct iv_markset *ms, iv_val w)
+static IV_OBJ_TEXT bool iv_mark_has(const struct iv_markset *ms, iv_val w)
 {
     for (size_t i = (size_t)(iv_hash((int64_t)w) & ms->mask);; i = (i + 1) & ms->mask) {
         if (ms->slot[i] == w)
@@ -503,7 +503,7 @@ static bool iv_mark_has(const struct iv_markset *ms, iv_val w)
 }
 
 /* Marks w; 1 if it was not marked before. */
-static int iv_mark_add(struct iv_markset *ms, iv_val w)
+static IV_OBJ_TEXT int iv_mark_add(struct iv_markset *ms, iv_val w)
 {
     for (size_t i = (size_t)(iv_hash((int64_t)w) & ms->mask);; i = (i + 1) & ms->mask) {
         if (ms->slot[i] == w)
@@ -516,7 +516,7 @@ static int iv_mark_add(struct iv_markset *ms, iv_val w)
 }
 
 /* Marks what w reaches (a work list in th->mem.work). */
-static void iv_mark_from(struct iv_markset *ms, struct iv_mem *m, iv_val w)
+static IV_OBJ_TEXT void iv_mark_from(struct iv_markset *ms, struct iv_mem *m, iv_val w)
 {
     if (iv_vtype(w) == IV_T_INT || !iv_mark_add(ms, w))
         return;
@@ -553,7 +553,7 @@ static void iv_mark_from(struct iv_markset *ms, struct iv_mem *m, iv_val w)
  * thread's committed VM state and the program's objects, frees every registry entry
  * left unmarked, and compacts the registries after the block (a re-run of the block
  * frees the same set again, from the same registries). */
-static SYNC_NOINLINE void iv_gc_collect(struct iv_ctx *cx, struct iv_thread *self)
+static IV_OBJ_TEXT SYNC_NOINLINE void iv_gc_collect(struct iv_ctx *cx, struct iv_thread *self)
 {
     size_t total = 64;
     for (int t = 0; t < cx->nthreads; t++)
@@ -614,7 +614,7 @@ static SYNC_NOINLINE void iv_gc_collect(struct iv_ctx *cx, struct iv_thread *sel
 }
 
 /* Parks this thread while a collection runs (see the head of the file). */
-static SYNC_NOINLINE void iv_gc_park(struct iv_ctx *cx, struct iv_thread *th)
+static IV_OBJ_TEXT SYNC_NOINLINE void iv_gc_park(struct iv_ctx *cx, struct iv_thread *th)
 {
     for (;;) {
         /* seq_cst: the other half of the handshake's Dekker pair */
@@ -630,7 +630,7 @@ static SYNC_NOINLINE void iv_gc_park(struct iv_ctx *cx, struct iv_thread *th)
 }
 
 /* This thread's registry passed its mark: collect, or park while another does. */
-static SYNC_NOINLINE void iv_gc(struct iv_ctx *cx, struct iv_thread *th)
+static IV_OBJ_TEXT SYNC_NOINLINE void iv_gc(struct iv_ctx *cx, struct iv_thread *th)
 {
 #if IV_GC_STOPS_WORLD
     int zero = 0;
@@ -706,7 +706,7 @@ static inline iv_cell_ref iv_lookup_cell(const struct iv_ctx *cx, struct iv_thre
 /* The list or dict a global names (its object: the declared container). */
 #define IV_GOBJ(g) (th->gobj[g])
 
-static SYNC_NOINLINE uint64_t iv_run_obj(const struct iv_ctx *cx, struct iv_thread *th,
+static IV_OBJ_TEXT SYNC_NOINLINE uint64_t iv_run_obj(const struct iv_ctx *cx, struct iv_thread *th,
                                          struct iv_vm *vm, int64_t budget)
 {
     const struct iv_insn *code = cx->prog->code;
