@@ -22,6 +22,10 @@
 #                   from results/latest (BENCH_DURATION BENCH_REPEAT BENCH_THREADS
 #                   BENCH_OVERSUB BENCH_RUNTIMES BENCH_WORKLOADS ...: docs/contract.md),
 #                   with one oversubscribed point (2 x the hardware threads)
+#   make interp-memory  interp's object model in every memory mode and runtime, 1 and
+#                   2 threads (scripts/interp-memory.sh) into INTERP_OUT (results/latest)
+#   make memcheck   interp's memory bounded: 30 s runs at 2 threads in every runtime and
+#                   memory mode, RSS at the end at most 2x at 5 s (scripts/interp-rss.sh)
 #   make stress     long randomized + chaos stress of every runtime (minutes)
 #   make plots      redraw figures from results/latest/*.csv (PLOTS_DIR=dir: dir/*.csv)
 #   make report RESULTS="dir1 dir2 ..."   several machines' bench folders in one report
@@ -42,6 +46,9 @@
 #                   (or FUZZ_RUNS each), FUZZ_JOBS; a crash is a file in
 #                   BUILD/fuzz/artifacts/ and exit 1 (scripts/fuzz.sh, docs/interp.md).
 #                   make fuzz-build only builds them
+#   make mutants    one synchronisation point at a time removed or weakened in each
+#                   workload's variants, each rebuilt and run: how many the checks
+#                   catch (scripts/mutants.py; MUTANTS_* variables; about 7 minutes)
 #   make deps       check (and as root install) the Debian packages needed
 #   make clean      remove BUILD (by default: every configuration under build/)
 #
@@ -194,7 +201,7 @@ WL_SRCS := $(WORKLOADS:%=workloads/%.c)
 WL_OBJS := $(foreach rt,$(RT_CC) $(RT_GNUTM),$(WL_SRCS:%.c=$(BUILD)/obj/$(rt)/%.o)) \
            $(foreach rt,$(RT_VARIANT),$(patsubst %.c,$(BUILD)/obj/$(rt)/%.o, \
                 $(wildcard $(WORKLOADS:%=workloads/%_$(rt).c))))
-COMMON_SRCS := $(wildcard runtime/*.c runtime/*/*.c workloads/lib/*.c) \
+COMMON_SRCS := $(wildcard runtime/*.c runtime/*/*.c workloads/lib/*.c workloads/interp/*.c) \
                $(filter-out harness/main.c,$(wildcard harness/*.c))
 COMMON_SRCS := $(filter-out $(foreach rt,$(call rt_of,gnutm),runtime/$(rt)/%),$(COMMON_SRCS)) \
                $(foreach rt,$(RT_GNUTM),$(wildcard runtime/$(rt)/*.c))
@@ -236,7 +243,8 @@ FUZZ_FLAGS_TEXT := FUZZ_CC=$(FUZZ_CC) CPPFLAGS=$(strip $(FUZZ_CPPFLAGS)) \
 # build/stmbench: a link to the default configuration's binary (see the header).
 STMBENCH_LINK := $(if $(filter build/release,$(BUILD)),build/stmbench)
 
-.PHONY: all test bench stress plots report pack scaling micro regress regress-history fuzz fuzz-build deps clean
+.PHONY: all test bench stress plots report pack scaling micro regress regress-history fuzz fuzz-build \
+	interp-memory memcheck mutants deps clean
 all: $(BUILD)/stmbench $(TEST_BINS) $(STMBENCH_LINK)
 
 # ---- the flags stamp: every object and binary depends on it (see the header)
@@ -373,6 +381,15 @@ endif
 bench: all
 	@BUILD=$(BUILD) scripts/bench.sh
 
+# interp's memory stays bounded: 30 s runs at 2 threads, RSS at 5 s against the end
+# (scripts/interp-rss.sh), into MEMCHECK_OUT (results/latest).
+memcheck: all
+	@BUILD=$(BUILD) scripts/interp-rss.sh $(or $(MEMCHECK_OUT),results/latest)
+
+# The interpreter's memory modes alone (scripts/interp-memory.sh), into results/latest/.
+interp-memory: all
+	@BUILD=$(BUILD) scripts/interp-memory.sh $(or $(INTERP_OUT),results/latest)
+
 stress: all
 	@scripts/stress.sh $(BUILD)
 
@@ -423,6 +440,17 @@ $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB) $(FUZZ_FLAGS)
 fuzz-build: $(FUZZ_BINS)
 fuzz: fuzz-build
 	@scripts/fuzz.sh $(BUILD)
+
+# make mutants: scripts/mutants.py removes or weakens one synchronisation point at a
+# time, rebuilds that one workload copy with this configuration's own compile command
+# and links it with the other objects here, so it gets the commands from here.
+mutants: all
+	@MUT_BUILD=$(BUILD) MUT_CC='$(CC)' MUT_ITM_CC='$(ITM_CC)' \
+	 MUT_CPPFLAGS='$(strip $(CPPFLAGS))' MUT_CFLAGS='$(strip $(CFLAGS))' \
+	 MUT_LDFLAGS='$(strip $(LDFLAGS))' MUT_LDLIBS='$(strip $(LDLIBS))' \
+	 MUT_OBJS='$(WL_OBJS) $(COMMON_OBJS)' \
+	 $(foreach rt,$(RT_CC),MUT_RT_CFLAGS_$(rt)='$(RT_CFLAGS_$(rt))') \
+	 /usr/bin/python3 scripts/mutants.py
 
 clean:
 	rm -rf $(if $(BUILD_IS_DEFAULT),build,$(BUILD))

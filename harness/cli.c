@@ -673,9 +673,11 @@ teardown:;
     if (status != 0)
         goto out;
 
-    uint64_t ops = 0, blocks = 0;
+    uint64_t ops = 0, blocks = 0, oalloc = 0, ofreed = 0;
     for (int i = 0; i < n; i++) {
         struct wl_thread *t = &r.threads[i];
+        oalloc += t->objects_allocated;
+        ofreed += t->objects_freed;
         if (t->failed) {
             check_pass = 0;
             cli_err("check failed: %s/%s: thread %d: %s", wl->name, rt->name, i, t->fail_msg);
@@ -707,6 +709,7 @@ teardown:;
         .ops_per_s = secs > 0 ? (double)ops / secs : 0, .commits = blocks,
         .stats = &total, .block_hist = block_hist, .check_pass = check_pass, .cpus = cpus,
         .ops_per_tx = args->ops_per_tx, .len_hist = len_hist,
+        .objects_allocated = oalloc, .objects_freed = ofreed,
     };
     results_identify(&row);
     status = check_pass ? 0 : 1;

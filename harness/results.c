@@ -50,7 +50,9 @@ static const char results_header[] =
     "time_wait_inevitable_ns,time_wait_gil_ns,time_handoff_ns,"
     "op_p50_ns,op_p99_ns,op_p99_9_ns,op_p99_99_ns,op_max_ns,"
     "tx_len_mean,tx_len_p50,tx_len_p99,"
-    "op_p99_999_ns,op_stalls";
+    "op_p99_999_ns,op_stalls,"
+    /* objects the workload allocated and freed while it ran (interp's object model) */
+    "objects_allocated,objects_freed";
 
 static const char results_cheader[] =
     "run_id,t_ns,thread,other_thread,kind,object,page,site,wasted_ns";
@@ -295,7 +297,8 @@ int results_append_csv(const char *path, const struct results_row *r, char *err,
     results_bprintf(&b, ",%llu,%llu",
                     (unsigned long long)sync_op_quantile(s, TA_WINDOW_EVERY, 0.99999),
                     (unsigned long long)s->op_stall_hist.count);
-    results_bprintf(&b, "\n");
+    results_bprintf(&b, ",%llu,%llu\n", (unsigned long long)r->objects_allocated,
+                    (unsigned long long)r->objects_freed);
     if (b.oom) {
         free(b.p);
         snprintf(err, errlen, "out of memory formatting the CSV row");

@@ -37,6 +37,8 @@ struct results_row {
     const char *cpus;            /* ;-separated OS indexes, "" for --pin none */
     long ops_per_tx;             /* 0: --ops-per-tx auto (adaptive) */
     const struct lat_hist *len_hist;     /* ops (bytecodes) per committed block; may be NULL */
+    uint64_t objects_allocated;  /* interp's object model (sum of wl_thread's); else 0 */
+    uint64_t objects_freed;
 };
 
 /* The CSV header line, without the newline. */

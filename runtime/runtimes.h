@@ -45,6 +45,7 @@
     X(a, bank) \
     X(a, rbtree) \
     X(a, hashmap) \
-    X(a, interp)
+    X(a, interp) \
+    X(a, compose)
 
 #endif

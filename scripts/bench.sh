@@ -9,6 +9,8 @@
 #   BENCH_DURATION  seconds per run (default 5: on 2 cores, with 5 runtimes besides
 #                   seq, the sweep is 4 workloads x 16 points (seq; 1, 2 and 4 threads,
 #                   4 oversubscribed) x 3 repeats: about 16 minutes, and the length sweep)
+#   BENCH_COMPOSE_DURATION  seconds per run of the compose workload (default 1: about
+#                   40 s more on 2 cores)
 #   BENCH_REPEAT    runs per point (default 3; the tables use medians)
 #   BENCH_THREADS   thread counts, e.g. "1 2 4" (default 1..N with N the cores hwloc
 #                   sees; above 8 cores 1 2 4 8 ... and N)
@@ -40,6 +42,10 @@
 #                   where they run (BENCH_SWEEP_RUNTIMES); 0: none. A reduced sweep by
 #                   default (0.5 s runs, 1 repeat: about 3 minutes on 2 cores)
 #   BENCH_SWEEP_DURATION, BENCH_SWEEP_REPEAT  seconds per sweep run (0.5), repeats (1)
+#   BENCH_INTERP    1 (default, except with BENCH_PLOTS=0): then interp's memory modes
+#                   (scripts/interp-memory.sh: interp_memory.csv, .md and the plot;
+#                   INTERP_DURATION 0.5 s, INTERP_REPEAT 3: about 3 minutes on 2 cores);
+#                   0 leaves them out
 #   BUILD, STMBENCH the build directory (default build/release) and harness binary
 #
 # bench-config.txt records the variables and the sitting: before the first run and after
@@ -78,6 +84,10 @@ SEED=${BENCH_SEED:-1}
 [[ $REPEAT =~ ^[0-9]+$ ]] && [ "$REPEAT" -ge 1 ] ||
     die 2 "BENCH_REPEAT='$REPEAT' is not a positive integer"
 [[ $SEED =~ ^[0-9]+$ ]] || die 2 "BENCH_SEED='$SEED' is not a non-negative integer"
+COMPOSE_DURATION=${BENCH_COMPOSE_DURATION:-1}
+[[ $COMPOSE_DURATION =~ ^([0-9]+\.?[0-9]*|\.[0-9]+)$ ]] &&
+    awk -v d="$COMPOSE_DURATION" 'BEGIN{exit !(d > 0)}' ||
+    die 2 "BENCH_COMPOSE_DURATION='$COMPOSE_DURATION' is not a positive number of seconds"
 TIMEOUT=${BENCH_TIMEOUT:-$(awk -v d="$DURATION" 'BEGIN{printf "%d", 3 * d + 120}')}
 [[ $TIMEOUT =~ ^[0-9]+$ ]] && [ "$TIMEOUT" -ge 1 ] ||
     die 2 "BENCH_TIMEOUT='$TIMEOUT' is not a positive integer number of seconds"
@@ -212,6 +222,7 @@ pin=()
     echo "pus=$npus"
     echo "machine=$MACHINE"
     echo "BENCH_DURATION=$DURATION"
+    echo "BENCH_COMPOSE_DURATION=$COMPOSE_DURATION"
     echo "BENCH_REPEAT=$REPEAT"
     echo "BENCH_THREADS=$THREADS"
     echo "BENCH_OVERSUB=$OVERSUB"
@@ -282,7 +293,9 @@ for ((rep = 1; rep <= REPEAT; rep++)); do
         fi
         printf '[%d/%d] %s %s threads=%d rep=%d  elapsed %s, ~%s left\n' \
             "$k" "$total" "$rt" "$wl" "$t" "$rep" "$(hms $el)" "$(hms $left)"
-        cmd=("$BIN" --runtime "$rt" --workload "$wl" --threads "$t" --duration "$DURATION"
+        d=$DURATION
+        [ "$wl" = compose ] && d=$COMPOSE_DURATION
+        cmd=("$BIN" --runtime "$rt" --workload "$wl" --threads "$t" --duration "$d"
              --seed "$seed" "${pin[@]}" --csv "$CSV" --conflicts "$CONF" "${extra[@]}")
         echo "=== [$k/$total] ${cmd[*]}" >>"$LOG"
         runlog=$(mktemp) runerr=$(mktemp)
@@ -326,6 +339,7 @@ if [ "${BENCH_SWEEP:-$sweep_default}" != 0 ]; then
     swt=$(printf '%s\n' 1 "$ncores" | sort -n -u | tr '\n' ' ')
     sweep=()
     for wl in $WORKLOADS; do
+        [ "$wl" = compose ] && continue     # its lengths say nothing the others do not
         if [ "$wl" = interp ]; then lens="10 100 1000 10000 100000 auto" flag=--switch-interval
         else lens="1 10 100 1000 10000 auto" flag=--ops-per-tx; fi
         for rt in ${BENCH_SWEEP_RUNTIMES:-gil stm locks itm htm}; do
@@ -354,8 +368,25 @@ if [ "${BENCH_SWEEP:-$sweep_default}" != 0 ]; then
     done
 fi
 
+# The interpreter as CPython and PyPy run it (scripts/interp-memory.sh): interp's
+# object-model programs in every memory mode; not in make regress's tables-only runs.
+[ "${BENCH_PLOTS:-1}" = 0 ] && interp_default=0 || interp_default=1
+if [ "${BENCH_INTERP:-$interp_default}" != 0 ] && printf '%s\n' $WORKLOADS | grep -qx interp; then
+    echo "bench: the interpreter's memory modes (scripts/interp-memory.sh)"
+    if ! STMBENCH="$BIN" scripts/interp-memory.sh "$OUT"; then
+        echo "interp-memory: failed (see $OUT/interp_failures.txt)" >>"$FAILS"
+        nfail=$((nfail + 1))
+    fi
+fi
+
 sitting end >>"$OUT/bench-config.txt"
 stamp
+
+# What each runtime asks of the programmer, counted from the sources, and the last
+# `make mutants` summary if there is one: overhead.md puts them beside the n% table.
+/usr/bin/python3 scripts/sync_cost.py --details --out "$OUT/programmer-cost.md" ||
+    echo "bench: warning: scripts/sync_cost.py failed: no programmer-cost table" >&2
+[ -f results/mutants/summary.md ] && cp results/mutants/summary.md "$OUT/mutants.md"
 
 status=0
 if [ ! -s "$CSV" ]; then
@@ -373,7 +404,8 @@ else
     fi
     if [ -f "$OUT/overhead.md" ]; then
         echo
-        # The headline: the n% table (second section of overhead.md).
+        # The headline: the n% table (second section of overhead.md), and after it what
+        # each runtime asks of the programmer and how fragile each variant is.
         awk '/^## n% slower/ {p = 1} /^## Throughput/ {p = 0} p' "$OUT/overhead.md"
     fi
 fi

@@ -98,6 +98,15 @@ step "make regress-history" 'rows "$tmp/history.csv" 2 && [ -s "$tmp/regress/ver
 step "make report" '[ -s "$tmp/report/machines.md" ]' -- \
     report RESULTS="$B" REPORT_OUT="$tmp/report"
 step "make pack" '[ -s "$tmp/pack.tar.gz" ]' -- pack RESULTS="$B" PACK="$tmp/pack.tar.gz"
+step "make interp-memory" '[ -s "$tmp/im/interp_memory.md" ] && rows "$tmp/im/interp_memory.csv" 7' -- \
+    interp-memory INTERP_OUT="$tmp/im" INTERP_DURATION=0.05 INTERP_REPEAT=1 \
+    INTERP_PROGRAMS=arith INTERP_MODES="tracing buffered" INTERP_PLOTS=0
+step "make memcheck" 'rows "$tmp/mc/interp_rss.csv" 2' -- \
+    memcheck MEMCHECK_OUT="$tmp/mc" INTERP_RSS_SECONDS=3 INTERP_RSS_EARLY=1 \
+    INTERP_RSS_PROGRAMS=arith INTERP_RSS_MODES=raw
+step "make mutants" '[ -s "$tmp/mutants/summary.md" ] && rows "$tmp/mutants/mutants.csv" 2' -- \
+    mutants MUTANTS_OUT="$tmp/mutants" MUTANTS_WORKLOADS=bank MUTANTS_RUNTIMES=mutex \
+    MUTANTS_MAX=1 MUTANTS_DURATION=0.1 MUTANTS_TIMEOUT=4
 step "make deps" 'true' -- deps
 mkdir -p "$tmp/cleanme/obj" && touch "$tmp/cleanme/obj/x.o"
 step "make clean" '[ ! -e "$tmp/cleanme" ]' -- clean BUILD="$tmp/cleanme"

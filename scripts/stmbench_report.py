@@ -450,6 +450,37 @@ def md_table(header, rows, align=None):
 
 # ---------------------------------------------------------------- overhead table
 
+def programmer_md(d):
+    """The sections beside the n% table that make bench adds from the sources: what each
+    runtime asks of the programmer (DIR/programmer-cost.md, scripts/sync_cost.py) and
+    how fragile each variant is (DIR/mutants.md, the last make mutants summary: its
+    first table and where it came from). Nothing when the files are absent."""
+    out = []
+    path = os.path.join(d, "programmer-cost.md")
+    if os.path.exists(path):
+        out += ["## What each runtime asks of the programmer", "",
+                "Counted from the workloads' sources by `scripts/sync_cost.py` (what each "
+                "column counts: the top of that script). Sync lines: the synchronisation code "
+                "each runtime needs written (in brackets, in the workload's own files, "
+                "without the structures it reuses); the runtimes with atomic blocks take "
+                "their locks and retry themselves.", "",
+                open(path).read().rstrip("\n"), ""]
+    path = os.path.join(d, "mutants.md")
+    if os.path.exists(path):
+        text = open(path).read().split("\n")
+        head = [l for l in text if l.startswith("Command:")]
+        table = []
+        for l in text:
+            if l.startswith("|"):
+                table.append(l)
+            elif table:
+                break
+        out += ["## How fragile each variant is", "",
+                "From the last `make mutants` (results/mutants/summary.md). " +
+                (head[0] if head else ""), "", "\n".join(table), ""]
+    return out
+
+
 def write_overhead(d, rows, ctx):
     points, params = aggregate(rows)
     hw = hardware_threads(ctx)
@@ -479,6 +510,7 @@ def write_overhead(d, rows, ctx):
         body.append([w] + [fmt_pct(n_pct(points, w, rt)) if (w, rt, 1) in points else "–"
                            for rt in rts if rt != BASELINE_RT])
     out += [md_table(hdr, body), ""]
+    out += programmer_md(d)
 
     out += ["## Throughput and speedup by thread count", "",
             "ops/s: median of the passing runs (min–max in brackets). *× own*: speedup over "

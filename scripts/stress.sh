@@ -266,6 +266,7 @@ for wl in $WORKLOADS; do
     bank) variants+=("bank|--accounts 16") ;;
     rbtree) variants+=("rbtree|--size 64 --range 128 --update 50") ;;
     hashmap) variants+=("hashmap|--size 64 --range 128 --update 50") ;;
+    compose) variants+=("compose|--keys 16 --accounts 8 --ledger 16 --move-pct 50") ;;
     interp)
         for p in shared-counter mixed list-append; do
             variants+=("interp|--program $p")
@@ -287,6 +288,10 @@ variant_args() { # workload -> VARGS, its randomized knobs
         pick 1 1 4; VARGS+=(--ops-per-tx "$R")
         ;;
     interp) pick 1 10 100; VARGS+=(--switch-interval "$R") ;;
+    compose)
+        pick 0 50 50 100; VARGS+=(--bank-pct "$R")
+        pick 1 1 4; VARGS+=(--ops-per-tx "$R")
+        ;;
     esac
 }
 

@@ -13,14 +13,7 @@ cd "$(dirname "$0")/.." || exit 1
 unset STMBENCH_DEPS_OK MAKEFLAGS MFLAGS MAKELEVEL BUILD MODE SAN CC
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/stmbench-test-build.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
-passed=0 failed=0
-check() { # NAME CONDITION-RESULT(0 ok) MESSAGE
-    if [ "$2" -eq 0 ]; then
-        echo "[       OK ] $1"; passed=$((passed + 1))
-    else
-        echo "[  FAILED  ] $1: $3"; failed=$((failed + 1))
-    fi
-}
+. tests/sh_testutil.sh      # check, summary
 build_dir() { make -s "$@" --eval 'print-build: ; @echo $(BUILD)' print-build 2>/dev/null; }
 
 # 1. folders
@@ -84,7 +77,4 @@ grep -q "apt-get install -y --no-install-recommends libhwloc-dev" "$tmp/log" || 
 [ ! -e "$tmp/d/obj" ] || { r=1; m="$m objects were compiled"; }
 check "missing package: make stops first, with the apt-get line" $r "$m $(head -3 "$tmp/log")"
 
-echo "[==========] $((passed + failed)) test(s) run."
-echo "[  PASSED  ] $passed test(s)."
-[ $failed -eq 0 ] || echo "[  FAILED  ] $failed test(s), listed above."
-[ $failed -eq 0 ]
+summary

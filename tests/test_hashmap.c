@@ -22,6 +22,8 @@
 
 #include <cmocka.h>
 
+#include "tests/wl_testutil.h"
+
 extern const struct workload hashmap__seq, hashmap__locks;
 
 static struct wl_args test_args(long size, long range, long update, long buckets,
@@ -37,45 +39,6 @@ static struct wl_args test_args(long size, long range, long update, long buckets
     a.ival[HM_KNOB_UPDATE] = update;
     a.ival[HM_KNOB_BUCKETS] = buckets;
     return a;
-}
-
-static atomic_int no_stop;
-
-static void init_threads(struct wl_thread *ts, int n, uint64_t seed)
-{
-    memset(ts, 0, (size_t)n * sizeof *ts);
-    for (int i = 0; i < n; i++) {
-        ts[i].tid = i;
-        ts[i].nthreads = n;
-        ts[i].rng = seed * 0x9E3779B97F4A7C15ull + (uint64_t)i + 1;
-        ts[i].stop = &no_stop;
-    }
-}
-
-static void *setup_ok(const struct workload *w, const struct wl_args *a)
-{
-    char err[200] = "";
-    assert_int_equal(w->validate(a, err, sizeof err), 0);
-    void *ctx = w->setup(a, err, sizeof err);
-    if (!ctx)
-        fail_msg("setup failed: %s", err);
-    return ctx;
-}
-
-static void check_ok(const struct workload *w, void *ctx, struct wl_thread *ts, int n)
-{
-    char msg[300] = "";
-    if (w->check(ctx, ts, n, msg, sizeof msg) != 0)
-        fail_msg("check failed: %s", msg);
-}
-
-static void check_fails(const struct workload *w, void *ctx, struct wl_thread *ts, int n,
-                        const char *expect)
-{
-    char msg[300] = "";
-    assert_int_not_equal(w->check(ctx, ts, n, msg, sizeof msg), 0);
-    if (!strstr(msg, expect))
-        fail_msg("check message \"%s\" does not mention \"%s\"", msg, expect);
 }
 
 static void every_op_checked(const struct workload *w, long size, long range, long update,
@@ -107,19 +70,6 @@ static void test_every_op(void **state)
     }
 }
 
-struct runner {
-    const struct workload *w;
-    void *ctx;
-    struct wl_thread *t;
-};
-
-static void *runner_main(void *p)
-{
-    struct runner *r = p;
-    r->w->thread_run(r->ctx, r->t);
-    return NULL;
-}
-
 static void locks_threads(int n, long size, long range, long update, long buckets,
                           uint64_t ops_each, uint64_t seed)
 {
@@ -127,15 +77,7 @@ static void locks_threads(int n, long size, long range, long update, long bucket
     void *ctx = setup_ok(&hashmap__locks, &a);
     struct wl_thread *ts = aligned_alloc(SYNC_CACHELINE, (size_t)n * sizeof *ts);
     init_threads(ts, n, seed);
-    pthread_t th[8];
-    struct runner rs[8];
-    for (int i = 0; i < n; i++) {
-        ts[i].ops_target = ops_each;
-        rs[i] = (struct runner){ &hashmap__locks, ctx, &ts[i] };
-        assert_int_equal(pthread_create(&th[i], NULL, runner_main, &rs[i]), 0);
-    }
-    for (int i = 0; i < n; i++)
-        pthread_join(th[i], NULL);
+    run_threads(&hashmap__locks, ctx, ts, n, ops_each);
     check_ok(&hashmap__locks, ctx, ts, n);
     hashmap__locks.teardown(ctx);
     free(ts);

@@ -1,10 +1,10 @@
 /*
- * tests/test_interp_asm.c - the interp assembler/loader (workloads/lib/interp_asm.c):
+ * tests/test_interp_asm.c - the interp assembler/loader (workloads/interp/asm.c):
  * the built-in programs and the example programs under tests/programs load; every kind of bad program is
  * rejected with a message naming the right line; expressions, constants, call frames
  * and the atomic sections' object sets come out as documented in docs/interp.md.
  */
-#include "workloads/lib/interp_asm.h"
+#include "workloads/interp/asm.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -53,17 +53,27 @@ static void load_bad(const char *text, size_t len, int line, const char *what)
 static void test_builtins_load(void **state)
 {
     (void)state;
-    int n = 0;
+    int n = 0, objects_only = 0;
     for (int i = 0; iv_builtin_names[i]; i++, n++) {
         struct iv_program *p = NULL;
         char err[512];
-        if (iv_asm_load(iv_builtin_names[i], &params, &p, err, sizeof err) != 0)
+        struct iv_params obj = params;
+        obj.memory = IV_MEM_TRACING;
+        if (iv_asm_load(iv_builtin_names[i], &obj, &p, err, sizeof err) != 0)
             fail_msg("built-in %s: %s", iv_builtin_names[i], err);
         assert_true(p->ncode > 0);
         assert_true(p->nexpects > 0);
         iv_program_free(p);
+        /* the object model's programs say what they need where ints are words */
+        if (iv_asm_load(iv_builtin_names[i], &params, &p, err, sizeof err) != 0) {
+            assert_non_null(strstr(err, "--memory"));
+            objects_only++;
+        } else {
+            iv_program_free(p);
+        }
     }
-    assert_int_equal(n, 4);
+    assert_int_equal(n, 8);
+    assert_int_equal(objects_only, 3);                  /* arith runs raw too */
     assert_non_null(iv_builtin_text("counters"));
     assert_non_null(iv_builtin_text("shared-counter"));
     assert_non_null(iv_builtin_text("list-append"));
@@ -262,10 +272,56 @@ static void test_frames_and_atomic_sets(void **state)
     iv_program_free(p);
 }
 
+/* The object model's types: what the loader can prove is rejected, naming the line and
+ * the operand; what depends on a local, a cell or an element is left to the VM. */
+static int load_obj(const char *text, char *err, size_t errlen)
+{
+    struct iv_params obj = params;
+    obj.memory = IV_MEM_REFCOUNT;
+    struct iv_program *p = NULL;
+    int rc = iv_asm_parse(text, strlen(text), "t.stm", &obj, &p, err, errlen);
+    iv_program_free(p);
+    return rc;
+}
+
+static void obj_bad(const char *text, const char *prefix, const char *what)
+{
+    char err[512] = "";
+    if (load_obj(text, err, sizeof err) == 0)
+        fail_msg("expected rejection (%s) of:\n%s", what, text);
+    if (strncmp(err, prefix, strlen(prefix)) != 0 || !strstr(err, what))
+        fail_msg("message '%s' should start with '%s' and contain '%s'", err, prefix, what);
+}
+
+static void test_object_types(void **state)
+{
+    (void)state;
+    obj_bad(HDR "NEW_LIST\nPUSH 1\nADD\nPOP\nHALT\n", "t.stm:5:",
+            "ADD needs an int below the top, but it is a list here");
+    obj_bad(HDR "PUSH 5\nPUSH 1\nAPPEND\nHALT\n", "t.stm:5:", "APPEND needs a list");
+    obj_bad(HDR "NEW_DICT\nPOPITEM\nPOP\nHALT\n", "t.stm:4:", "POPITEM needs a list");
+    obj_bad(".global list l\n.expect len(l) = 0\nLOAD_GLOBAL l\nPUSH 2\nMUL\nPOP\nHALT\n",
+            "t.stm:5:", "MUL needs an int");
+    /* through SWAP and DUP, and on one path of two: still proved on that path */
+    obj_bad(HDR "NEW_LIST\nPUSH 1\nSWAP\nDUP\nLEN\nPOP\nPUSH 1\nSUB\nPOP\nPOP\nHALT\n",
+            "t.stm:10:", "SUB needs an int below the top, but it is a list");
+    /* unknown (a local; paths that disagree): loads, the VM checks at run time */
+    char err[512];
+    if (load_obj(HDR "LOAD_LOCAL 0\nPUSH 1\nADD\nPOP\nHALT\n", err, sizeof err) != 0)
+        fail_msg("a local's type is not known at load time: %s", err);
+    if (load_obj(HDR "PUSH 0\nJUMP_IF_TRUE a\nNEW_LIST\nJUMP b\na: PUSH 3\n"
+                 "b: PUSH 1\nADD\nPOP\nHALT\n", err, sizeof err) != 0)
+        fail_msg("paths that disagree leave the type open: %s", err);
+    /* the object model's opcodes need a mode that has objects */
+    BAD(HDR "NEW_LIST\nPOP\nHALT\n", 3, "needs the object model");
+    BAD(".global list l\n.expect len(l) = 0\nLOAD_GLOBAL l\nPOP\nHALT\n", 3, "--memory");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_builtins_load),
+        cmocka_unit_test(test_object_types),
         cmocka_unit_test(test_program_files_load),
         cmocka_unit_test(test_unknown_opcode),
         cmocka_unit_test(test_bad_operand),

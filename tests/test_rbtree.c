@@ -22,6 +22,8 @@
 
 #include <cmocka.h>
 
+#include "tests/wl_testutil.h"
+
 extern const struct workload rbtree__seq, rbtree__locks;
 
 static struct wl_args test_args(long size, long range, long update, long ops_per_tx,
@@ -36,45 +38,6 @@ static struct wl_args test_args(long size, long range, long update, long ops_per
     a.ival[RB_KNOB_RANGE] = range;
     a.ival[RB_KNOB_UPDATE] = update;
     return a;
-}
-
-static atomic_int no_stop;
-
-static void init_threads(struct wl_thread *ts, int n, uint64_t seed)
-{
-    memset(ts, 0, (size_t)n * sizeof *ts);
-    for (int i = 0; i < n; i++) {
-        ts[i].tid = i;
-        ts[i].nthreads = n;
-        ts[i].rng = seed * 0x9E3779B97F4A7C15ull + (uint64_t)i + 1;
-        ts[i].stop = &no_stop;
-    }
-}
-
-static void *setup_ok(const struct workload *w, const struct wl_args *a)
-{
-    char err[200] = "";
-    assert_int_equal(w->validate(a, err, sizeof err), 0);
-    void *ctx = w->setup(a, err, sizeof err);
-    if (!ctx)
-        fail_msg("setup failed: %s", err);
-    return ctx;
-}
-
-static void check_ok(const struct workload *w, void *ctx, struct wl_thread *ts, int n)
-{
-    char msg[300] = "";
-    if (w->check(ctx, ts, n, msg, sizeof msg) != 0)
-        fail_msg("check failed: %s", msg);
-}
-
-static void check_fails(const struct workload *w, void *ctx, struct wl_thread *ts, int n,
-                        const char *expect)
-{
-    char msg[300] = "";
-    assert_int_not_equal(w->check(ctx, ts, n, msg, sizeof msg), 0);
-    if (!strstr(msg, expect))
-        fail_msg("check message \"%s\" does not mention \"%s\"", msg, expect);
 }
 
 /* One thread, one operation at a time, every invariant checked after each. */
@@ -127,19 +90,6 @@ static void test_seq_batches(void **state)
     rbtree__seq.teardown(ctx);
 }
 
-struct runner {
-    const struct workload *w;
-    void *ctx;
-    struct wl_thread *t;
-};
-
-static void *runner_main(void *p)
-{
-    struct runner *r = p;
-    r->w->thread_run(r->ctx, r->t);
-    return NULL;
-}
-
 /* The locks variant with n threads at once, each doing ops_each operations. */
 static void locks_threads(int n, long size, long range, long update, uint64_t ops_each,
                           uint64_t seed)
@@ -148,15 +98,7 @@ static void locks_threads(int n, long size, long range, long update, uint64_t op
     void *ctx = setup_ok(&rbtree__locks, &a);
     struct wl_thread *ts = aligned_alloc(SYNC_CACHELINE, (size_t)n * sizeof *ts);
     init_threads(ts, n, seed);
-    pthread_t th[8];
-    struct runner rs[8];
-    for (int i = 0; i < n; i++) {
-        ts[i].ops_target = ops_each;
-        rs[i] = (struct runner){ &rbtree__locks, ctx, &ts[i] };
-        assert_int_equal(pthread_create(&th[i], NULL, runner_main, &rs[i]), 0);
-    }
-    for (int i = 0; i < n; i++)
-        pthread_join(th[i], NULL);
+    run_threads(&rbtree__locks, ctx, ts, n, ops_each);
     for (int i = 0; i < n; i++)
         assert_int_equal(ts[i].ops, ops_each);
     check_ok(&rbtree__locks, ctx, ts, n);

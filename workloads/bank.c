@@ -16,17 +16,12 @@
  * (wl_fail), which must survive an abort.
  */
 #include "runtime/sync.h"
+#include "workloads/bank.h"
 #include "workloads/lib/bank_common.h"
 #include "workloads/workload.h"
 
 #include <stdio.h>
 #include <stdlib.h>
-
-struct bank_account {
-    SYNC_OBJECT_HEADER;
-    long balance;
-};
-typedef SYNC_REF(struct bank_account) bank_ref;
 
 struct bank_ctx {
     long naccounts;
@@ -54,12 +49,7 @@ static void *bank_setup(const struct wl_args *a, char *err, size_t errlen)
     for (long base = 0; base < n; base += BANK_SETUP_CHUNK) {
         long end = base + BANK_SETUP_CHUNK < n ? base + BANK_SETUP_CHUNK : n;
         SYNC_ATOMIC("bank.setup") {
-            /* Re-running this block re-allocates and re-stores the same slots. */
-            for (long i = base; i < end; i++) {
-                bank_ref r = SYNC_ALLOC(struct bank_account);
-                r->balance = BANK_INITIAL_BALANCE;     /* new in this block: no barrier */
-                c->acc[i] = r;
-            }
+            bank_new_accounts(c->acc, base, end);
         }
     }
     return c;
@@ -76,20 +66,11 @@ bank_ops(const struct bank_ctx *c, struct wl_thread *t, uint64_t seed, long k)
         struct bank_op op;
         bank_draw(&s, c->naccounts, c->transfer_pct, &op);
         if (op.audit) {
-            long sum = 0;
-            for (long i = 0; i < c->naccounts; i++) {
-                bank_ref r = c->acc[i];
-                SYNC_READ(r);
-                sum += r->balance;
-            }
+            long sum = bank_sum(c->acc, c->naccounts);
             if (SYNC_UNLIKELY(sum != c->total))
                 wl_fail(t, "bank: an audit saw total %ld, expected %ld", sum, c->total);
         } else {
-            bank_ref from = c->acc[op.from], to = c->acc[op.to];
-            SYNC_WRITE(from);
-            from->balance -= op.amount;
-            SYNC_WRITE(to);
-            to->balance += op.amount;
+            bank_transfer(c->acc[op.from], c->acc[op.to], op.amount);
         }
     }
 }
@@ -122,13 +103,7 @@ static int bank_check(void *ctx, struct wl_thread *threads, int nthreads, char *
     const struct bank_ctx *c = ctx;
     long sum = 0;
     SYNC_ATOMIC("bank.check") {
-        long s = 0;
-        for (long i = 0; i < c->naccounts; i++) {
-            bank_ref r = c->acc[i];
-            SYNC_READ(r);
-            s += r->balance;
-        }
-        sum = s;
+        sum = bank_sum(c->acc, c->naccounts);
     }
     if (sum != c->total) {
         snprintf(msg, msglen, "bank: total not conserved: %ld after the run, expected %ld", sum,
@@ -144,8 +119,7 @@ static void bank_teardown(void *ctx)
     for (long base = 0; base < c->naccounts; base += BANK_SETUP_CHUNK) {
         long end = base + BANK_SETUP_CHUNK < c->naccounts ? base + BANK_SETUP_CHUNK : c->naccounts;
         SYNC_ATOMIC("bank.teardown") {
-            for (long i = base; i < end; i++)
-                SYNC_FREE(c->acc[i]);
+            bank_free_accounts(c->acc, base, end);
         }
     }
     free(c->acc);

@@ -1,40 +1,26 @@
 /*
  * workloads/bank_locks.c - the bank workload with its own fine-grained locks (the
- * `locks` runtime: plain heap, SYNC_ATOMIC gives no exclusion here).
+ * `locks` runtime: plain heap, SYNC_ATOMIC gives no exclusion here): the accounts of
+ * workloads/bank_locks.h, a spin lock each, and a writer sequence number per thread
+ * that lets audits read every balance without a lock. The accounts' invariants, the
+ * snapshot's argument and its memory orders are at the top of that header.
  *
- * Each account carries a spin lock (workloads/lib/wl_spin.h). Each worker thread has
- * a writer sequence number `seq` on a cache line of its own: odd while the thread
- * writes balances, even otherwise, +2 per writing block (a seqlock per writer, not
- * per account, so a writer touches only its own line and the two accounts it moves
- * money between).
- *
- * Invariants:
- *  - a balance is written only by the holder of its account's lock, while the
- *    holder's seq is odd;
+ * Invariants of the workload:
  *  - a block (--ops-per-tx operations) that writes first works out every account its
- *    ops touch and takes those locks in increasing account index, runs its ops, then
- *    releases them: every thread acquires in one global order, so no deadlock;
- *    a block mixing audits and transfers takes every lock (0..n-1), so its audits see
- *    the state with no transfer half-done but its own (each of which conserves);
- *  - a block made only of audits takes no lock: it reads every writer's seq, sums the
- *    balances in one pass, and reads the seqs again. If every seq was even and is
- *    unchanged, no thread wrote a balance at any moment of the pass (a writer that
- *    started after the first read or was still writing at the second is seen), so the
- *    sum is the total at one moment, with no transfer half-done: exact. After
- *    BANK_OPTIMISTIC_TRIES failed attempts an audit takes every lock in order
- *    instead, so it cannot starve. Common case: each account is read once (the
- *    version-per-account scheme this replaces read every account's version twice).
- *
- * Memory ordering (Boehm's seqlock recipe, one sequence per writer):
- *  - writer: lock the accounts (acquire CAS, wl_spin.h); seq = odd (relaxed store of
- *    its own word) then a release fence, so the balance stores that follow are not
- *    visible before the odd seq (pairs with the audit's acquire fence); balance
- *    stores (relaxed); seq = even with a release store (pairs with the audit's
- *    acquire load of seq); unlock;
- *  - audit: acquire load of every seq, relaxed balance loads, an acquire fence,
- *    relaxed re-loads of the seqs.
+ *    ops touch and takes those locks in increasing account index, runs its ops inside
+ *    its odd seq, then releases them: every thread acquires in one global order, so no
+ *    deadlock; a block mixing audits and transfers takes every lock (0..n-1), so its
+ *    audits see the state with no transfer half-done but its own (each of which
+ *    conserves);
+ *  - a block made only of audits takes no lock: each audit is a snapshot
+ *    (bank_seq_snapshot, one pass summing the balances, bank_seq_unchanged), exact
+ *    when it validates. After BANK_OPTIMISTIC_TRIES failed attempts an audit takes
+ *    every lock in order instead, so it cannot starve. Common case: each account is
+ *    read once (the version-per-account scheme this replaces read every account's
+ *    version twice).
  */
 #include "runtime/sync.h"
+#include "workloads/bank_locks.h"
 #include "workloads/lib/bank_common.h"
 #include "workloads/lib/wl_spin.h"
 #include "workloads/workload.h"
@@ -45,17 +31,6 @@
 #include <string.h>
 
 #define BANK_OPTIMISTIC_TRIES 4
-
-struct bank_laccount {
-    SYNC_OBJECT_HEADER;
-    wl_spin_t lock;
-    atomic_long balance;         /* relaxed accesses; ordered by the writers' seqs */
-};
-
-/* A writer's sequence number, alone on its cache line. */
-struct bank_lseq {
-    atomic_ulong v;              /* odd: the owner is writing balances */
-} SYNC_CL_ALIGNED;
 
 struct bank_lctx {
     long naccounts;
@@ -107,101 +82,15 @@ static void *bank_lsetup(const struct wl_args *a, char *err, size_t errlen)
     return c;   /* published to the workers by pthread_create */
 }
 
-static void bank_lock(struct bank_laccount *a)
-{
-    wl_spin_lock(&a->lock);
-}
-
-static void bank_unlock(struct bank_laccount *a)
-{
-    wl_spin_unlock(&a->lock);
-}
-
-/* The calling thread starts writing balances (it holds their locks). */
-static void bank_write_begin(struct bank_lseq *s)
-{
-    /* relaxed: only this thread writes its seq */
-    unsigned long v = atomic_load_explicit(&s->v, memory_order_relaxed);
-    atomic_store_explicit(&s->v, v + 1, memory_order_relaxed);
-    /* release: the balance stores that follow are not visible before the odd seq;
-     * pairs with the acquire fence in bank_audit_optimistic */
-    atomic_thread_fence(memory_order_release);
-}
-
-static void bank_write_end(struct bank_lseq *s)
-{
-    /* relaxed: only this thread writes its seq */
-    unsigned long v = atomic_load_explicit(&s->v, memory_order_relaxed);
-    /* release: publishes the balance stores; pairs with the audit's acquire seq loads */
-    atomic_store_explicit(&s->v, v + 1, memory_order_release);
-}
-
-static int bank_lcmp(const void *a, const void *b)
-{
-    long x = *(const long *)a, y = *(const long *)b;
-    return (x > y) - (x < y);
-}
-
-/* Sorts and de-duplicates idx[0..n); returns the new count. */
-static long bank_lsort_unique(long *idx, long n)
-{
-    if (n <= 16) {
-        for (long i = 1; i < n; i++) {
-            long v = idx[i], j = i;
-            for (; j > 0 && idx[j - 1] > v; j--)
-                idx[j] = idx[j - 1];
-            idx[j] = v;
-        }
-    } else {
-        qsort(idx, (size_t)n, sizeof *idx, bank_lcmp);
-    }
-    long m = 0;
-    for (long i = 0; i < n; i++)
-        if (m == 0 || idx[m - 1] != idx[i])
-            idx[m++] = idx[i];
-    return m;
-}
-
-/* Sum of all balances; the caller holds every lock (or no worker runs). */
-static long bank_lsum_locked(const struct bank_lctx *c)
-{
-    long sum = 0;
-    for (long i = 0; i < c->naccounts; i++)
-        sum += atomic_load_explicit(&c->acc[i]->balance, memory_order_relaxed);
-    return sum;
-}
-
-static void bank_lock_all(const struct bank_lctx *c)
-{
-    for (long i = 0; i < c->naccounts; i++)
-        bank_lock(c->acc[i]);
-}
-
-static void bank_unlock_all(const struct bank_lctx *c)
-{
-    for (long i = c->naccounts - 1; i >= 0; i--)
-        bank_unlock(c->acc[i]);
-}
-
 /* One lock-free audit attempt (see the top of the file): 1 and the sum in *out when
  * the snapshot validated, else 0. seen: scratch for the nthreads seqs. */
 static int bank_audit_optimistic(const struct bank_lctx *c, unsigned long *seen, long *out)
 {
-    for (int i = 0; i < c->nthreads; i++) {
-        /* acquire: pairs with bank_write_end's release store */
-        seen[i] = atomic_load_explicit(&c->seq[i].v, memory_order_acquire);
-        if (seen[i] & 1)
-            return 0;
-    }
-    long sum = 0;
-    for (long i = 0; i < c->naccounts; i++)
-        sum += atomic_load_explicit(&c->acc[i]->balance, memory_order_relaxed);
-    /* acquire: pairs with the release fence in bank_write_begin: a balance read from a
-     * writer's store makes the re-read below see that writer's odd (or later) seq. */
-    atomic_thread_fence(memory_order_acquire);
-    for (int i = 0; i < c->nthreads; i++)
-        if (atomic_load_explicit(&c->seq[i].v, memory_order_relaxed) != seen[i])
-            return 0;
+    if (!bank_seq_snapshot(c->seq, c->nthreads, seen))
+        return 0;
+    long sum = bank_lsum(c->acc, c->naccounts);
+    if (!bank_seq_unchanged(c->seq, c->nthreads, seen))
+        return 0;
     *out = sum;
     return 1;
 }
@@ -213,21 +102,12 @@ static void bank_laudit(const struct bank_lctx *c, struct wl_thread *t, unsigned
     for (int a = 0; a < BANK_OPTIMISTIC_TRIES && !ok; a++)
         ok = bank_audit_optimistic(c, seen, &sum);
     if (!ok) {
-        bank_lock_all(c);
-        sum = bank_lsum_locked(c);
-        bank_unlock_all(c);
+        bank_lock_all(c->acc, c->naccounts);
+        sum = bank_lsum(c->acc, c->naccounts);
+        bank_unlock_all(c->acc, c->naccounts);
     }
     if (SYNC_UNLIKELY(sum != c->total))
         wl_fail(t, "bank: an audit saw total %ld, expected %ld", sum, c->total);
-}
-
-static void bank_ltransfer(const struct bank_lctx *c, const struct bank_op *op)
-{
-    struct bank_laccount *from = c->acc[op->from], *to = c->acc[op->to];
-    long f = atomic_load_explicit(&from->balance, memory_order_relaxed);
-    atomic_store_explicit(&from->balance, f - op->amount, memory_order_relaxed);
-    long g = atomic_load_explicit(&to->balance, memory_order_relaxed);
-    atomic_store_explicit(&to->balance, g + op->amount, memory_order_relaxed);
 }
 
 static uint64_t bank_lblock(struct bank_lctx *c, struct wl_thread *t)
@@ -259,7 +139,7 @@ static uint64_t bank_lblock(struct bank_lctx *c, struct wl_thread *t)
     }
     int all = audits > 0;
     if (all) {
-        bank_lock_all(c);
+        bank_lock_all(c->acc, c->naccounts);
     } else {
         m = bank_lsort_unique(sc->idx, m);
         for (long i = 0; i < m; i++)            /* the global order: increasing index */
@@ -272,18 +152,18 @@ static uint64_t bank_lblock(struct bank_lctx *c, struct wl_thread *t)
         struct bank_op op;
         bank_draw(&s, c->naccounts, c->transfer_pct, &op);
         if (op.audit) {
-            long sum = bank_lsum_locked(c);
+            long sum = bank_lsum(c->acc, c->naccounts);
             if (SYNC_UNLIKELY(sum != c->total))
                 wl_fail(t, "bank: an audit saw total %ld, expected %ld", sum, c->total);
         } else {
-            bank_ltransfer(c, &op);
+            bank_ltransfer(c->acc[op.from], c->acc[op.to], op.amount);
         }
     }
     bank_write_end(myseq);
     if (timed)
         t0 = sync_now_ns();
     if (all) {
-        bank_unlock_all(c);
+        bank_unlock_all(c->acc, c->naccounts);
     } else {
         for (long i = m - 1; i >= 0; i--)
             bank_unlock(c->acc[sc->idx[i]]);
@@ -315,18 +195,9 @@ static int bank_lcheck(void *ctx, struct wl_thread *threads, int nthreads, char 
 {
     (void)threads; (void)nthreads;
     const struct bank_lctx *c = ctx;
-    long sum = bank_lsum_locked(c);     /* no worker runs now (joined) */
-    for (long i = 0; i < c->naccounts; i++)
-        if (wl_spin_is_held(&c->acc[i]->lock)) {
-            snprintf(msg, msglen, "bank: account %ld still locked after the run", i);
-            return -1;
-        }
-    for (int i = 0; i < c->nthreads; i++)
-        /* relaxed: no worker runs (joined) */
-        if (atomic_load_explicit(&c->seq[i].v, memory_order_relaxed) & 1) {
-            snprintf(msg, msglen, "bank: thread %d still marked as writing after the run", i);
-            return -1;
-        }
+    long sum = bank_lsum(c->acc, c->naccounts);     /* no worker runs now (joined) */
+    if (bank_locks_released(c->acc, c->naccounts, c->seq, c->nthreads, msg, msglen) != 0)
+        return -1;
     if (sum != c->total) {
         snprintf(msg, msglen, "bank: total not conserved: %ld after the run, expected %ld", sum,
                  c->total);

@@ -6,7 +6,9 @@
  * Shared state: one heap object per bucket (the chain head) and the chain nodes. The
  * array of bucket references is plain memory written once in setup and only read
  * afterwards. Every access to buckets and nodes is inside a SYNC_ATOMIC block, with
- * SYNC_READ before reading and SYNC_WRITE before writing an object.
+ * SYNC_READ before reading and SYNC_WRITE before writing an object. The map's
+ * operations and its walks are in workloads/hashmap_ops.h (workloads/compose.c runs
+ * them too); this file is the workload around them.
  *
  * Invariants (checked after the run by hashmap_check):
  *   H1 every node sits in the chain of its key's bucket;
@@ -18,6 +20,7 @@
  * and overwrites every result each run; the thread logs results after the block.
  */
 #include "workloads/hashmap.h"
+#include "workloads/hashmap_ops.h"
 
 #include "runtime/sync.h"
 #include "workloads/lib/oplog.h"
@@ -32,57 +35,6 @@ static const char *const hm_site[] = {
     [HM_OP_INSERT] = "hashmap.insert",
     [HM_OP_DELETE] = "hashmap.delete",
 };
-
-/* ------------------------------------------------------------ the map (in blocks) */
-
-static int hm_lookup(hm_bucket_ref b, int64_t key)
-{
-    SYNC_READ(b);
-    for (hm_ref n = b->head; n != SYNC_NULL;) {
-        SYNC_READ(n);
-        if (n->key == key)
-            return 1;
-        n = n->next;
-    }
-    return 0;
-}
-
-static int hm_insert(hm_bucket_ref b, int64_t key)
-{
-    if (hm_lookup(b, key))
-        return 0;
-    hm_ref z = SYNC_ALLOC(struct hm_node);    /* new in this block: no barrier */
-    z->key = key;
-    z->next = b->head;
-    SYNC_WRITE(b);
-    b->head = z;
-    return 1;
-}
-
-static int hm_delete(hm_bucket_ref b, int64_t key)
-{
-    SYNC_READ(b);
-    hm_ref prev = SYNC_NULL, n = b->head;
-    while (n != SYNC_NULL) {
-        SYNC_READ(n);
-        if (n->key == key)
-            break;
-        prev = n;
-        n = n->next;
-    }
-    if (n == SYNC_NULL)
-        return 0;
-    hm_ref next = n->next;
-    if (prev == SYNC_NULL) {
-        SYNC_WRITE(b);
-        b->head = next;
-    } else {
-        SYNC_WRITE(prev);
-        prev->next = next;
-    }
-    SYNC_FREE(n);
-    return 1;
-}
 
 static SYNC_NOINLINE int hm_op(struct hm_ctx *c, int kind, int64_t key)
 {
@@ -201,59 +153,16 @@ static void hashmap_thread_run(void *vctx, struct wl_thread *t)
     WL_LOOP(c, t, hm_block);
 }
 
-struct hm_walk {
-    int64_t *keys;
-    size_t n, cap;
-    int bad;
-};
-
 static int hashmap_check(void *vctx, struct wl_thread *threads, int nthreads, char *msg,
                          size_t msglen)
 {
     struct hm_ctx *c = vctx;
-    struct hm_walk walk = { .keys = NULL }, *w = &walk;
+    struct hm_walk walk = { .keys = NULL, .msg = msg, .msglen = msglen }, *w = &walk;
     (void)threads;
     SYNC_ATOMIC("hashmap.check") {
-        w->n = 0;
-        w->bad = 0;
-        for (uint64_t i = 0; i < c->nbuckets && !w->bad; i++) {
-            hm_bucket_ref b = c->buckets[i];
-            SYNC_READ(b);
-            for (hm_ref n = b->head; n != SYNC_NULL && !w->bad; n = n->next) {
-                SYNC_READ(n);
-                uint64_t want = hm_bucket_of(n->key, c->nbuckets);
-                if (want != i) {
-                    snprintf(msg, msglen, "key %lld is in bucket %llu, but hashes to bucket %llu",
-                             (long long)n->key, (unsigned long long)i, (unsigned long long)want);
-                    w->bad = 1;
-                    break;
-                }
-                if (w->n == w->cap) {
-                    size_t cap = w->cap ? 2 * w->cap : 1024;
-                    int64_t *k = realloc(w->keys, cap * sizeof *k);
-                    if (!k) {
-                        snprintf(msg, msglen, "out of memory collecting the map's keys");
-                        w->bad = 1;
-                        break;
-                    }
-                    w->keys = k;
-                    w->cap = cap;
-                }
-                w->keys[w->n++] = n->key;
-            }
-        }
+        hm_walk_buckets(c->buckets, c->nbuckets, w);
     }
-    int rc = -1;
-    if (!walk.bad) {
-        oplog_sort_keys(walk.keys, walk.n);
-        rc = 0;
-        for (size_t i = 1; i < walk.n; i++)
-            if (walk.keys[i] == walk.keys[i - 1]) {
-                snprintf(msg, msglen, "key %lld is in the map twice", (long long)walk.keys[i]);
-                rc = -1;
-                break;
-            }
-    }
+    int rc = walk.bad ? -1 : hm_keys_sort_unique(walk.keys, walk.n, msg, msglen);
     if (rc == 0) {
         struct oplog *logs[nthreads > 0 ? nthreads : 1];
         int nl = nthreads < c->nthreads ? nthreads : c->nthreads;
@@ -274,19 +183,7 @@ static void hashmap_teardown(void *vctx)
     for (uint64_t i = 0; i < c->nbuckets; i += 256) {
         uint64_t end = i + 256 < c->nbuckets ? i + 256 : c->nbuckets;
         SYNC_ATOMIC("hashmap.teardown") {
-            for (uint64_t j = i; j < end; j++) {
-                hm_bucket_ref b = c->buckets[j];
-                if (b == SYNC_NULL)
-                    continue;
-                SYNC_READ(b);
-                for (hm_ref n = b->head; n != SYNC_NULL;) {
-                    SYNC_READ(n);
-                    hm_ref next = n->next;
-                    SYNC_FREE(n);
-                    n = next;
-                }
-                SYNC_FREE(b);
-            }
+            hm_free_buckets(c->buckets, i, end);
         }
     }
     for (int i = 0; i < c->nthreads; i++) {

@@ -58,6 +58,19 @@ static inline uint64_t hm_bucket_of(int64_t key, uint64_t nbuckets)
 
 enum { HM_OP_LOOKUP, HM_OP_INSERT, HM_OP_DELETE };
 
+/* Sorts the n keys a walk of a map collected and checks that none is there twice (H2):
+ * 0, or -1 with the key in msg. Runtime-independent: every variant's check uses it. */
+static inline int hm_keys_sort_unique(int64_t *keys, size_t n, char *msg, size_t msglen)
+{
+    oplog_sort_keys(keys, n);
+    for (size_t i = 1; i < n; i++)
+        if (keys[i] == keys[i - 1]) {
+            snprintf(msg, msglen, "key %lld is in the map twice", (long long)keys[i]);
+            return -1;
+        }
+    return 0;
+}
+
 /* ---- the generic version (hashmap.c) ---- */
 
 struct hm_node;

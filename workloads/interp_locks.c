@@ -2,7 +2,7 @@
  * workloads/interp_locks.c - the interp workload's `locks` variant, in the manner of
  * free-threaded CPython (PEP 703): every object (int cell, list, dict) carries its
  * own lock, and each bytecode that touches an object holds that object's lock for the
- * bytecode's duration. The VM itself is workloads/interp_vm.h.
+ * bytecode's duration. The VM itself is workloads/interp/vm.h.
  *
  * Atomic sections (ATOMIC_BEGIN .. ATOMIC_END) must be atomic with respect to other
  * sections AND to single bytecodes of other threads. The loader computes, for each
@@ -33,6 +33,8 @@ static inline void ivl_lock(struct iv_thread *th, int g);
 static inline void ivl_unlock(struct iv_thread *th, int g);
 static inline void ivl_enter(struct iv_thread *th, unsigned long long set);
 static inline void ivl_exit(struct iv_thread *th);
+static inline int ivl_lock_obj(struct iv_thread *th, int g, uint64_t o, intptr_t adepth,
+                               int dyn);
 
 #define IV_LOCK(th, g, adepth)     \
     do {                           \
@@ -46,8 +48,20 @@ static inline void ivl_exit(struct iv_thread *th);
     } while (0)
 #define IV_ATOMIC_ENTER(th, set) ivl_enter((th), (set))
 #define IV_ATOMIC_EXIT(th) ivl_exit(th)
+/* The object model's container operations: on a declared global (dyn 0) as IV_LOCK; on
+ * a container from the stack (dyn 1) its own lock for the bytecode, unless a running
+ * section already holds it (a declared container pushed by LOAD_GLOBAL). Returns
+ * whether it locked; IV_UNLOCK_OBJ releases what it took. */
+#define IV_LOCK_OBJ(th, g, o, adepth, dyn) ivl_lock_obj((th), (g), (o), (adepth), (dyn))
+#define IV_UNLOCK_OBJ(th, g, o, adepth, k)                              \
+    do {                                                                \
+        if (k)                                                          \
+            wl_spin_unlock(&((struct iv_obj *)(uintptr_t)((o) & ~15ull))->lock); \
+    } while (0)
+/* The object model's counts are atomic here: no global lock orders them (obj.h). */
+#define IV_COUNT_ATOMIC 1
 
-#include "workloads/interp_vm.h"
+#include "workloads/interp/vm.h"
 
 static inline void ivl_lock(struct iv_thread *th, int g)
 {
@@ -57,6 +71,24 @@ static inline void ivl_lock(struct iv_thread *th, int g)
 static inline void ivl_unlock(struct iv_thread *th, int g)
 {
     wl_spin_unlock(&((struct iv_obj *)th->obj[g])->lock);
+}
+
+static inline int ivl_lock_obj(struct iv_thread *th, int g, uint64_t o, intptr_t adepth,
+                               int dyn)
+{
+    struct iv_obj *obj = (struct iv_obj *)(uintptr_t)(o & ~15ull);
+    if (adepth > 0) {
+        if (!dyn)
+            return 0;                                /* in the section's set */
+        for (uint64_t s = th->held; s; s &= s - 1)
+            if ((struct iv_obj *)th->obj[__builtin_ctzll(s)] == obj)
+                return 0;                            /* the section holds it */
+    }
+    (void)g;
+    /* Leaf lock: nothing else is taken while it is held (one bytecode's access), so a
+     * section waiting for it cannot be part of a cycle. */
+    wl_spin_lock(&obj->lock);
+    return 1;
 }
 
 static inline void ivl_enter(struct iv_thread *th, unsigned long long set)

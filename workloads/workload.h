@@ -96,6 +96,8 @@ struct wl_thread {
     struct wl_txlen_shared txs_own; /* for a thread without a shared one (tests) */
     struct wl_txlen_slot txs_own_slot;
     struct sync_stats stats;        /* the runtime's counters, filled at thread exit */
+    uint64_t objects_allocated;     /* objects the workload allocated and freed while it */
+    uint64_t objects_freed;         /* ran (interp's object model), for the CSV */
     int failed;                     /* an invariant failed during the run */
     char fail_msg[200];
     void *priv;                     /* the workload's per-thread data (op logs...) */

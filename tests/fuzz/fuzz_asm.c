@@ -3,13 +3,13 @@
  * interp loader alone, fast (many thousand inputs a second). The bytes are a program
  * text given to iv_asm_parse. Every input must end either in a message that names the
  * source, or in a program that keeps the promises the VM relies on instead of run-time
- * checks (workloads/lib/interp_asm.h): operands in range, jumps and calls landing on
+ * checks (workloads/interp/asm.h): operands in range, jumps and calls landing on
  * instructions, bounded stack and call depth. Target 2, which also runs what loads, is
  * tests/fuzz/fuzz_run.c. Built with ASan and UBSan (Makefile, FUZZ_LIB).
  *
  * Only the loader's public interface is used here (interp_asm.h).
  */
-#include "workloads/lib/interp_asm.h"
+#include "workloads/interp/asm.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -67,20 +67,25 @@ static void fz_check_program(const struct iv_program *p)
     }
 }
 
+/* One load with the raw VM's rules and one with the object model's (its opcodes, and
+ * the type proofs over every path). */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    struct iv_params params = { .iterations = 7, .threads = 2 };
-    struct iv_program *prog = NULL;
-    char err[512] = "";
-    if (iv_asm_parse((const char *)data, size, "fuzz", &params, &prog, err, sizeof err) < 0) {
-        if (prog != NULL || strncmp(err, "fuzz", 4) != 0) {
-            fprintf(stderr, "fuzz_asm: a rejected input left a program or a message "
-                    "that does not name its source: '%s'\n", err);
-            abort();
+    for (int objects = 0; objects < 2; objects++) {
+        struct iv_params params = { .iterations = 7, .threads = 2,
+                                    .memory = objects ? IV_MEM_REFCOUNT : IV_MEM_RAW };
+        struct iv_program *prog = NULL;
+        char err[512] = "";
+        if (iv_asm_parse((const char *)data, size, "fuzz", &params, &prog, err, sizeof err) < 0) {
+            if (prog != NULL || strncmp(err, "fuzz", 4) != 0) {
+                fprintf(stderr, "fuzz_asm: a rejected input left a program or a message "
+                        "that does not name its source: '%s'\n", err);
+                abort();
+            }
+            continue;
         }
-        return 0;
+        fz_check_program(prog);
+        iv_program_free(prog);
     }
-    fz_check_program(prog);
-    iv_program_free(prog);
     return 0;
 }

@@ -11,9 +11,9 @@
  *
  * Everything this file knows of the interpreter's internals is the include below and
  * fz_run_program(); a program reaches it the way a user's program reaches the
- * workload, as a file named by --program (here a memfd, /proc/self/fd/N). Once the
- * interpreter has modes (a --memory knob), fz_run_program is where to run each program
- * once per mode: the mode is a knob value in `a`.
+ * workload, as a file named by --program (here a memfd, /proc/self/fd/N). Each input
+ * runs once in every memory mode (--memory: raw, and the object model's tracing,
+ * refcount, biased and buffered), as a knob value in `a`.
  */
 #define SYNC_RT seq
 /* An atomic section that never ends runs IV_ATOMIC_CAP bytecodes before the VM gives
@@ -23,7 +23,9 @@
 #define IV_UNLOCK(th, g, adepth) ((void)0)
 #define IV_ATOMIC_ENTER(th, set) ((void)0)
 #define IV_ATOMIC_EXIT(th) ((void)0)
-#include "workloads/interp_vm.h"
+#define IV_LOCK_OBJ(th, g, o, adepth, dyn) 0
+#define IV_UNLOCK_OBJ(th, g, o, adepth, k) ((void)(k))
+#include "workloads/interp/vm.h"
 
 #include <stdarg.h>
 #include <stdint.h>
@@ -67,14 +69,15 @@ static void fz_check_vm(const struct iv_ctx *cx, const struct iv_thread *th)
                 p->ncode);
 }
 
-/* Sets up, runs and checks the program file `path` at switch interval `interval`
- * (see the header). Returns 0 when it did not load, 1 when it ran. */
-static int fz_run_program(const char *path, long interval)
+/* Sets up, runs and checks the program file `path` at switch interval `interval` in
+ * memory mode `memory` (see the header). Returns 0 when it did not load, 1 when it ran. */
+static int fz_run_program(const char *path, long interval, int memory)
 {
     struct wl_args a = { .nthreads = FZ_THREADS, .seed = 1, .ops_per_tx = 1 };
     a.ival[IV_K_SWITCH] = interval;
     a.ival[IV_K_ITER] = FZ_ITER;
     a.sval[IV_K_PROGRAM] = path;
+    a.sval[IV_K_MEMORY] = iv_memory_names[memory];
     char err[512] = "";
     struct iv_ctx *cx = iv_setup(&a, err, sizeof err);
     if (!cx) {
@@ -91,13 +94,15 @@ static int fz_run_program(const char *path, long interval)
         wt[t].stop = &stop;
         wt[t].priv = &cx->th[t];
         wl_txlen_init(&wt[t], interval, IV_TXLEN_START, IV_TXLEN_MAX);
+        atomic_store(&cx->th[t].mem.seen, atomic_load(&cx->epoch));   /* running */
         iv_own_objects(cx, &cx->th[t]);
     }
+    bool objects = memory != IV_MEM_RAW;
     uint64_t ran = 0;
     for (int s = 0; s < FZ_SLICES && ran < FZ_BYTECODES; s++) {
         struct iv_thread *th = &cx->th[s % FZ_THREADS];
         if (!th->vm[th->cur].stuck)
-            ran += iv_block(cx, &wt[s % FZ_THREADS]);
+            ran += objects ? iv_block_obj(cx, &wt[s % FZ_THREADS]) : iv_block(cx, &wt[s % FZ_THREADS]);
         fz_check_vm(cx, th);
     }
     /* As after the stop: each thread finishes the run in progress, within a bound. */
@@ -107,7 +112,7 @@ static int fz_run_program(const char *path, long interval)
         for (int s = 0; s < FZ_SLICES && drained < FZ_BYTECODES; s++) {
             if (!th->vm[th->cur].in_run || th->vm[th->cur].stuck)
                 break;
-            drained += iv_block(cx, &wt[t]);
+            drained += objects ? iv_block_obj(cx, &wt[t]) : iv_block(cx, &wt[t]);
             fz_check_vm(cx, th);
         }
     }
@@ -136,7 +141,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         perror("fuzz_run: writing the program to the memfd");
         exit(3);
     }
-    /* The switch interval from the size: slices end at many places of a program. */
-    fz_run_program(path, 1 + (long)(size % 61));
+    /* The switch interval from the size: slices end at many places of a program. A
+     * program that does not load in one mode may in another (the object model's
+     * opcodes; its type proofs). */
+    for (int m = 0; m < IV_NMEM; m++)
+        fz_run_program(path, 1 + (long)(size % 61), m);
     return 0;
 }

@@ -1,5 +1,5 @@
 /*
- * workloads/lib/interp_asm.h - the interp workload's program format: the assembler
+ * workloads/interp/asm.h - the interp workload's program format: the assembler
  * (text -> checked bytecode), the expression language of `.const` and `.expect`, and
  * the built-in programs. Runtime-independent: nothing here touches the shared heap.
  *
@@ -10,8 +10,8 @@
  * (so no underflow, no unbalanced ATOMIC_BEGIN/END), no function is recursive, and
  * the total stack a thread needs is bounded by IV_VALS_MAX.
  */
-#ifndef INTERP_ASM_H
-#define INTERP_ASM_H
+#ifndef IV_ASM_H
+#define IV_ASM_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -42,6 +42,9 @@ enum iv_op {
     IV_LIST_APPEND, IV_LIST_GET, IV_LIST_SET, IV_LIST_LEN, IV_LIST_CLEAR,
     IV_DICT_GET, IV_DICT_SET, IV_DICT_LEN,
     IV_THREAD_ID, IV_ATOMIC_BEGIN, IV_ATOMIC_END, IV_HALT,
+    /* the object model (--memory other than raw): containers on the stack */
+    IV_NEW_LIST, IV_NEW_DICT, IV_APPEND, IV_GETITEM, IV_SETITEM, IV_LEN, IV_POPITEM,
+    IV_CONTAINS, IV_LIST_POP,
     IV_NOPS
 };
 const char *iv_op_name(int op);
@@ -101,10 +104,25 @@ struct iv_expect {
     char text[96];            /* the source text, for messages */
 };
 
-/* Load-time parameters: the constants ITER and THREADS. */
+/* Memory management of the VM (--memory; docs/interp.md, "Objects and memory"):
+ * raw: integers are machine words and nothing is allocated while a program runs (the
+ * VM of before the object model); the others box integers outside IV_SMALL_MIN..MAX,
+ * allow lists and dicts made at run time and references anywhere, and differ in how
+ * garbage is found: a tracing collector, plain reference counts (CPython with its
+ * GIL), PEP 703's biased counts with immortal objects, or counts kept outside the
+ * shared heap and changed after each block (buffered: the STM's own scheme). */
+enum iv_memory {
+    IV_MEM_RAW, IV_MEM_TRACING, IV_MEM_REFCOUNT, IV_MEM_BIASED, IV_MEM_BUFFERED, IV_NMEM
+};
+extern const char *const iv_memory_names[IV_NMEM];
+int iv_memory_find(const char *name);          /* -1 when unknown */
+
+/* Load-time parameters: the constants ITER and THREADS, and the memory mode (the
+ * object model's opcodes load only where it is not raw). */
 struct iv_params {
     int64_t iterations;
     int64_t threads;
+    int memory;               /* enum iv_memory */
 };
 
 struct iv_program {
@@ -133,7 +151,7 @@ int iv_asm_load(const char *spec, const struct iv_params *p, struct iv_program *
                 char *err, size_t errlen);
 void iv_program_free(struct iv_program *prog);
 
-/* Built-in programs (interp_programs.c): NULL-terminated names, text by name. */
+/* Built-in programs (programs.c): NULL-terminated names, text by name. */
 extern const char *const iv_builtin_names[];
 const char *iv_builtin_text(const char *name);
 

@@ -1,5 +1,5 @@
 /*
- * workloads/lib/interp_asm.c - the interp assembler and loader (format: docs/interp.md).
+ * workloads/interp/asm.c - the interp assembler and loader (format: docs/interp.md).
  *
  * Two passes over the lines: pass 1 collects labels, `.const` and the object
  * declarations and counts instructions; pass 2 assembles instructions and `.expect`
@@ -14,7 +14,7 @@
  * Every input, however malformed, ends in a message with its line number: the fuzz
  * target (tests/fuzz/fuzz_asm.c) holds the loader to that.
  */
-#include "workloads/lib/interp_asm.h"
+#include "workloads/interp/asm.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -38,7 +38,29 @@ static const char *const asm_op_names[IV_NOPS] = {
     [IV_LIST_CLEAR] = "LIST_CLEAR", [IV_DICT_GET] = "DICT_GET", [IV_DICT_SET] = "DICT_SET",
     [IV_DICT_LEN] = "DICT_LEN", [IV_THREAD_ID] = "THREAD_ID",
     [IV_ATOMIC_BEGIN] = "ATOMIC_BEGIN", [IV_ATOMIC_END] = "ATOMIC_END", [IV_HALT] = "HALT",
+    [IV_NEW_LIST] = "NEW_LIST", [IV_NEW_DICT] = "NEW_DICT", [IV_APPEND] = "APPEND",
+    [IV_GETITEM] = "GETITEM", [IV_SETITEM] = "SETITEM", [IV_LEN] = "LEN",
+    [IV_POPITEM] = "POPITEM", [IV_CONTAINS] = "CONTAINS", [IV_LIST_POP] = "LIST_POP",
 };
+
+const char *const iv_memory_names[IV_NMEM] = {
+    [IV_MEM_RAW] = "raw", [IV_MEM_TRACING] = "tracing", [IV_MEM_REFCOUNT] = "refcount",
+    [IV_MEM_BIASED] = "biased", [IV_MEM_BUFFERED] = "buffered",
+};
+
+int iv_memory_find(const char *name)
+{
+    for (int m = 0; m < IV_NMEM; m++)
+        if (strcmp(iv_memory_names[m], name) == 0)
+            return m;
+    return -1;
+}
+
+/* The opcodes of the object model: they load only where --memory is not raw. */
+static bool asm_obj_op(int op)
+{
+    return op >= IV_NEW_LIST && op < IV_NOPS;
+}
 
 const char *iv_op_name(int op)
 {
@@ -56,7 +78,7 @@ static enum asm_shape asm_shape(int op)
     case IV_JUMP: case IV_JUMP_IF_FALSE: case IV_JUMP_IF_TRUE: return SH_LABEL;
     case IV_CALL: return SH_CALL;
     case IV_LIST_APPEND: case IV_LIST_GET: case IV_LIST_SET: case IV_LIST_LEN:
-    case IV_LIST_CLEAR: return SH_LIST;
+    case IV_LIST_CLEAR: case IV_LIST_POP: return SH_LIST;
     case IV_DICT_GET: case IV_DICT_SET: case IV_DICT_LEN: return SH_DICT;
     default: return SH_NONE;
     }
@@ -638,6 +660,10 @@ static int asm_insn(struct asm_st *a, int line, const char *p)
     in->op = (uint8_t)op;
     const char *opn = asm_op_names[op];
     enum asm_shape sh = asm_shape(op);
+    bool objects = a->prog->params.memory != IV_MEM_RAW;
+    if (asm_obj_op(op) && !objects)
+        return asm_err(a, line, "%s needs the object model: run with --memory tracing, "
+                       "refcount, biased or buffered (it is raw)", opn);
     char name[IV_NAME_MAX];
     int v;
     switch (sh) {
@@ -661,11 +687,15 @@ static int asm_insn(struct asm_st *a, int line, const char *p)
                            "or .per_thread)", opn, name);
         int want = sh == SH_INT ? IV_KIND_INT : sh == SH_LIST ? IV_KIND_LIST : IV_KIND_DICT;
         static const char *const kn[] = { "int", "list", "dict" };
-        if (a->prog->globals[g].kind != want)
-            return asm_err(a, line, "%s needs %s %s, but '%s' is %s %s", opn,
+        /* with objects, LOAD_GLOBAL of a list or dict pushes a reference to it */
+        bool any = objects && op == IV_LOAD_GLOBAL;
+        if (a->prog->globals[g].kind != want && !any)
+            return asm_err(a, line, "%s needs %s %s, but '%s' is %s %s%s", opn,
                            want == IV_KIND_INT ? "an" : "a", kn[want], name,
                            a->prog->globals[g].kind == IV_KIND_INT ? "an" : "a",
-                           kn[a->prog->globals[g].kind]);
+                           kn[a->prog->globals[g].kind],
+                           op == IV_LOAD_GLOBAL ? " (LOAD_GLOBAL of a list or dict, a reference "
+                                                  "to it, needs --memory other than raw)" : "");
         in->a = g;
         break;
     }
@@ -889,8 +919,13 @@ static int an_walk(struct asm_an *an, int ci, bool *found_halt)
         int jump = -1;
         switch (in->op) {
         case IV_PUSH: case IV_LOAD_GLOBAL: case IV_LOAD_LOCAL: case IV_LIST_LEN:
-        case IV_DICT_LEN: case IV_THREAD_ID:
+        case IV_DICT_LEN: case IV_THREAD_ID: case IV_NEW_LIST: case IV_NEW_DICT:
+        case IV_LIST_POP:
             push = 1; break;
+        case IV_LEN: case IV_POPITEM: need = 1; push = 1; break;
+        case IV_GETITEM: case IV_CONTAINS: need = 2; push = 1; break;
+        case IV_APPEND: need = 2; break;
+        case IV_SETITEM: need = 3; break;
         case IV_DUP: need = 1; push = 2; break;
         case IV_POP: case IV_STORE_GLOBAL: case IV_STORE_LOCAL: case IV_LIST_APPEND:
             need = 1; break;
@@ -1022,6 +1057,145 @@ static uint64_t an_section(struct asm_an *an, int begin, int *stamp)
     return mask;
 }
 
+/* ---- types, where the object model is on: what the loader can prove ----
+ *
+ * The types of the top IV_TT_SLOTS operands before each instruction, a nibble each
+ * (slot 0, the top, in the low nibble): TT_ANY where paths disagree or nothing is
+ * known (a local, a global's cell, an element, a callee's argument). A fixpoint over
+ * the paths the walk found; then every instruction whose operands are known to be of
+ * the wrong kind is rejected. The rest is checked by the VM at run time (a fault that
+ * names the line). */
+enum { TT_ANY, TT_INT, TT_LIST, TT_DICT };
+#define IV_TT_SLOTS 4
+static const char *const tt_names[] = { "a value", "an int", "a list", "a dict" };
+
+static unsigned tt_slot(unsigned tt, int i) { return (tt >> (4 * i)) & 15u; }
+static unsigned tt_pop(unsigned tt, int n) { return n >= IV_TT_SLOTS ? 0 : tt >> (4 * n); }
+static unsigned tt_push(unsigned tt, unsigned t) { return ((tt << 4) | t) & 0xFFFFu; }
+static unsigned tt_merge(unsigned x, unsigned y)
+{
+    unsigned r = 0;
+    for (int i = 0; i < IV_TT_SLOTS; i++)
+        if (tt_slot(x, i) == tt_slot(y, i))
+            r |= tt_slot(x, i) << (4 * i);
+    return r;
+}
+
+/* The types after `in`, from those before it. */
+static unsigned tt_step(const struct iv_program *pr, const struct iv_insn *in, unsigned tt)
+{
+    switch (in->op) {
+    case IV_PUSH: case IV_LIST_LEN: case IV_DICT_LEN: case IV_THREAD_ID:
+        return tt_push(tt, TT_INT);
+    case IV_LOAD_GLOBAL: {
+        int k = pr->globals[in->a].kind;
+        return tt_push(tt, k == IV_KIND_LIST ? TT_LIST : k == IV_KIND_DICT ? TT_DICT : TT_ANY);
+    }
+    case IV_LOAD_LOCAL: case IV_LIST_POP: return tt_push(tt, TT_ANY);
+    case IV_NEW_LIST: return tt_push(tt, TT_LIST);
+    case IV_NEW_DICT: return tt_push(tt, TT_DICT);
+    case IV_DUP: return tt_push(tt, tt_slot(tt, 0));
+    case IV_SWAP:
+        return (tt & ~0xFFu) | (tt_slot(tt, 0) << 4) | tt_slot(tt, 1);
+    case IV_POP: case IV_STORE_GLOBAL: case IV_STORE_LOCAL: case IV_LIST_APPEND:
+    case IV_JUMP_IF_FALSE: case IV_JUMP_IF_TRUE: case IV_RET:
+        return tt_pop(tt, 1);
+    case IV_ADD: case IV_SUB: case IV_MUL: case IV_DIV: case IV_MOD: case IV_LT: case IV_GT:
+    case IV_EQ: case IV_CONTAINS:
+        return tt_push(tt_pop(tt, 2), TT_INT);
+    case IV_NOT: case IV_LEN: return tt_push(tt_pop(tt, 1), TT_INT);
+    case IV_LIST_GET: case IV_DICT_GET: case IV_POPITEM:
+        return tt_push(tt_pop(tt, 1), TT_ANY);
+    case IV_GETITEM: return tt_push(tt_pop(tt, 2), TT_ANY);
+    case IV_LIST_SET: case IV_DICT_SET: case IV_APPEND: return tt_pop(tt, 2);
+    case IV_SETITEM: return tt_pop(tt, 3);
+    case IV_CALL: return tt_push(tt_pop(tt, in->b), TT_ANY);
+    default: return tt;
+    }
+}
+
+/* What `in` needs of operand slot i: a mask of allowed types (0: anything). */
+static unsigned tt_need(const struct iv_insn *in, int i)
+{
+    const unsigned I = 1u << TT_INT, L = 1u << TT_LIST, C = L | (1u << TT_DICT);
+    switch (in->op) {
+    case IV_ADD: case IV_SUB: case IV_MUL: case IV_DIV: case IV_MOD: case IV_LT: case IV_GT:
+        return i < 2 ? I : 0;
+    case IV_LIST_GET: case IV_DICT_GET: return i == 0 ? I : 0;
+    case IV_LIST_SET: case IV_DICT_SET: return i == 1 ? I : 0;
+    case IV_APPEND: return i == 1 ? L : 0;
+    case IV_GETITEM: case IV_CONTAINS: return i == 0 ? I : i == 1 ? C : 0;
+    case IV_SETITEM: return i == 1 ? I : i == 2 ? C : 0;
+    case IV_LEN: return i == 0 ? C : 0;
+    case IV_POPITEM: return i == 0 ? L : 0;
+    default: return 0;
+    }
+}
+
+static int an_types(struct asm_an *an)
+{
+    struct asm_st *a = an->a;
+    struct iv_program *pr = a->prog;
+    int n = pr->ncode, rc = -1;
+    uint16_t *tt = calloc((size_t)n, sizeof *tt);
+    bool *seen = calloc((size_t)n, sizeof *seen), *queued = calloc((size_t)n, sizeof *queued);
+    int *work = malloc((size_t)n * sizeof *work), nwork = 0;
+    if (!tt || !seen || !queued || !work) {
+        asm_err(a, 0, "out of memory");
+        goto out;
+    }
+    for (int ci = 0; ci < an->nctx; ci++) {
+        int e = an->ctx[ci].entry;
+        seen[e] = queued[e] = true;
+        work[nwork++] = e;
+    }
+    while (nwork > 0) {
+        int i = work[--nwork];
+        queued[i] = false;
+        const struct iv_insn *in = &pr->code[i];
+        unsigned out = tt_step(pr, in, tt[i]);
+        int succ[2], ns = 0;
+        if (in->op == IV_JUMP || in->op == IV_JUMP_IF_FALSE || in->op == IV_JUMP_IF_TRUE)
+            succ[ns++] = in->a;
+        if (in->op != IV_JUMP && in->op != IV_RET && in->op != IV_HALT && i + 1 < n)
+            succ[ns++] = i + 1;
+        for (int k = 0; k < ns; k++) {
+            int j = succ[k];
+            unsigned m = seen[j] ? tt_merge(tt[j], out) : out;
+            if (seen[j] && m == tt[j])
+                continue;
+            seen[j] = true;
+            tt[j] = (uint16_t)m;
+            if (!queued[j]) {
+                queued[j] = true;
+                work[nwork++] = j;
+            }
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        if (!seen[i])
+            continue;
+        for (int s = 0; s < IV_TT_SLOTS; s++) {
+            unsigned need = tt_need(&pr->code[i], s), t = tt_slot(tt[i], s);
+            if (need && t != TT_ANY && !(need & (1u << t))) {
+                asm_err(a, pr->line[i], "%s needs %s %s, but it is %s here", asm_op_names[pr->code[i].op],
+                        need == (1u << TT_INT) ? "an int" : need == (1u << TT_LIST) ? "a list"
+                                                                     : "a list or a dict",
+                        s == 0 ? "on top of the stack" : s == 1 ? "below the top" : "third from the top",
+                        tt_names[t]);
+                goto out;
+            }
+        }
+    }
+    rc = 0;
+out:
+    free(tt);
+    free(seen);
+    free(queued);
+    free(work);
+    return rc;
+}
+
 static int asm_analyse(struct asm_st *a)
 {
     struct iv_program *pr = a->prog;
@@ -1052,6 +1226,8 @@ static int asm_analyse(struct asm_st *a)
         asm_err(a, 0, "the program never reaches HALT");
         goto out;
     }
+    if (pr->params.memory != IV_MEM_RAW && an_types(&an) < 0)
+        goto out;
     for (int ci = 0; ci < an.nctx; ci++)
         if (an_graph(&an, ci) < 0)
             goto out;
