@@ -2507,6 +2507,232 @@ static void test_private_commit_then_abort(void **state)
     rt_down();
 }
 
+/* I7 across a private free: A links PQ (in its own chunk) from Y (shared: a logged
+ * commit), B reads Y->next = PQ and parks before following it; A unlinks PQ (logged),
+ * frees it (a private commit: straight onto the ready list) and reuses its memory at
+ * once for an object = 999 (private). B then follows its pointer: the fill of PQ's
+ * granule takes it from A and must bring B's snapshot to A's (the floor), whose
+ * validation aborts B (it read Y); the retry finds Y->next NULL. Without the floor B
+ * reads 999 through a pointer of its snapshot: memory reused under a reader. */
+static cell_ref PQ;
+static int ri_attempts, ri_reused;
+static long ri_seen[2];
+static void *ri_a(void *arg)
+{
+    (void)arg;
+    enter(0);
+    SYNC_ATOMIC("test.ri.link") {
+        PQ = SYNC_ALLOC(cell_t);
+        PQ->v = 5;
+        SYNC_WRITE(Y);
+        Y->next = PQ;
+    }
+    sem_post(&s_b);             /* B: read Y->next */
+    sem_wait(&s_a);
+    SYNC_ATOMIC("test.ri.unlink") {
+        SYNC_WRITE(Y);
+        Y->next = SYNC_NULL;
+    }
+    SYNC_ATOMIC("test.ri.free") {
+        SYNC_FREE(PQ);
+    }
+    SYNC_ATOMIC("test.ri.reuse") {
+        cell_ref q = SYNC_ALLOC(cell_t);
+        ri_reused = q == PQ;
+        q->v = 999;
+    }
+    sem_post(&s_b);             /* B: follow the pointer */
+    sync_runtime_stm.thread_exit(&st_a);
+    return NULL;
+}
+static void *ri_b(void *arg)
+{
+    (void)arg;
+    enter(1);
+    sem_wait(&s_b);
+    SYNC_ATOMIC("test.ri.b") {
+        int k = ri_attempts++;
+        SYNC_READ(Y);
+        cell_ref p = Y->next;
+        if (k == 0) {
+            sem_post(&s_a);     /* A: unlink, free, reuse */
+            sem_wait(&s_b);
+        }
+        long v = -1;
+        if (p) {
+            SYNC_READ(p);
+            v = p->v;           /* first access to PQ's granule: takes it from A */
+        }
+        ri_seen[k ? 1 : 0] = v;
+    }
+    sync_runtime_stm.thread_exit(&st_b);
+    return NULL;
+}
+static void test_private_free_not_reused_under_reader(void **state)
+{
+    (void)state;
+    rt_up(2);
+    LAZY_ONLY();
+    ri_attempts = ri_reused = 0;
+    ri_seen[0] = ri_seen[1] = -2;
+    run2(ri_a, ri_b);
+    assert_int_equal(ri_reused, 1);         /* the private free was reusable at once */
+    assert_true(ri_seen[0] != 999);         /* never the reused memory */
+    assert_int_equal(ri_seen[0], -2);       /* the first attempt aborted in its fill */
+    assert_int_equal(ri_attempts, 2);
+    assert_int_equal(ri_seen[1], -1);       /* the retry sees the unlink */
+    assert_int_equal(st_b.aborts[SYNC_ABORT_READ_WRITE], 1);
+    assert_int_equal(gs_kind_of(PQ), GS_SHARED);
+    rt_down();
+}
+
+/* A first access while the holder's *logged* commit copies late: A writes Y (shared)
+ * and PX (its own) in one transaction, so it links an entry and copies both after its
+ * link; it parks there. B's first read of PX takes the granule with no private commit
+ * in flight (privseq even: no wait there), so the fill's own wait for imported copies
+ * must hold it until A's copies are done, and B must see PX = 8 with Y = 8. */
+static atomic_int lc_b_done;
+static long lc_seen, lc_seen_y, lc_committed_parked;
+static int lc_b_early;
+static void *lc_a(void *arg)
+{
+    (void)arg;
+    enter(0);
+    SYNC_ATOMIC("test.lc.alloc") {
+        PX = SYNC_ALLOC(cell_t);
+        PX->v = 1;
+    }
+    priv_arm = 1;
+    stm_test_after_link = priv_park;
+    SYNC_ATOMIC("test.lc.a") {
+        SYNC_WRITE(Y);
+        Y->v = 8;
+        SYNC_WRITE(PX);
+        PX->v = 8;
+    }
+    stm_test_after_link = NULL;
+    sync_runtime_stm.thread_exit(&st_a);
+    return NULL;
+}
+static void *lc_b(void *arg)
+{
+    (void)arg;
+    enter(1);
+    sem_wait(&s_b);
+    SYNC_ATOMIC("test.lc.b") {
+        SYNC_READ(PX);
+        lc_seen = PX->v;        /* faults: takes PX's granule from A */
+        SYNC_READ(Y);
+        lc_seen_y = Y->v;
+    }
+    atomic_store(&lc_b_done, 1);
+    sync_runtime_stm.thread_exit(&st_b);
+    return NULL;
+}
+static void *lc_main(void *arg)
+{
+    (void)arg;
+    sem_wait(&s_main);          /* A linked its entry, before its late copies */
+    lc_committed_parked = committed_v(PX);
+    sem_post(&s_b);
+    usleep(50 * 1000);
+    lc_b_early = atomic_load(&lc_b_done);
+    sem_post(&s_a);
+    return NULL;
+}
+static void test_closing_waits_for_logged_late_copies(void **state)
+{
+    (void)state;
+    rt_up(2);
+    LAZY_ONLY();
+    atomic_store(&lc_b_done, 0);
+    pthread_t tm;
+    pthread_create(&tm, NULL, lc_main, NULL);
+    run2(lc_a, lc_b);
+    pthread_join(tm, NULL);
+    assert_int_equal(lc_committed_parked, 1);
+    assert_int_equal(lc_b_early, 0);        /* B waited in its fill */
+    assert_int_equal(lc_seen, 8);
+    assert_int_equal(lc_seen_y, 8);
+    assert_int_equal(gs_kind_of(PX), GS_SHARED);
+    assert_int_equal(committed_v(PX), 8);
+    rt_down();
+}
+
+/* A holder that leaves and enters again keeps its private granule: A commits PX
+ * privately, leaves; B commits Y meanwhile (alone); A enters again, its first read
+ * of PX fills the granule without taking it (GS_PRIV of A's still) and sees its own
+ * last value; its next write of PX is private again (no entry); B's first read then
+ * takes the granule and sees it. */
+static long re_seen_a, re_seen_b;
+static int re_kind_after_fill, re_newest_after;
+static void *re_a(void *arg)
+{
+    (void)arg;
+    char err[256];
+    enter(0);
+    SYNC_ATOMIC("test.re.alloc") {
+        PX = SYNC_ALLOC(cell_t);
+        PX->v = 3;
+    }
+    SYNC_ATOMIC("test.re.w1") {
+        SYNC_WRITE(PX);
+        PX->v = 4;
+    }
+    sync_runtime_stm.thread_exit(&st_a);
+    sem_post(&s_b);             /* B: commit Y */
+    sem_wait(&s_a);
+    if (sync_runtime_stm.thread_enter(0, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    SYNC_ATOMIC("test.re.read") {
+        SYNC_READ(PX);
+        re_seen_a = PX->v;      /* fills its own granule again */
+    }
+    re_kind_after_fill = gs_kind_of(PX);
+    SYNC_ATOMIC("test.re.w2") {
+        SYNC_WRITE(PX);
+        PX->v = 5;
+    }
+    re_newest_after = atomic_load(&seg_of(0)->newest) != NULL;
+    sem_post(&s_b);             /* B: read PX */
+    sem_wait(&s_a);
+    sync_runtime_stm.thread_exit(&st_a);
+    return NULL;
+}
+static void *re_b(void *arg)
+{
+    (void)arg;
+    enter(1);
+    sem_wait(&s_b);
+    SYNC_ATOMIC("test.re.y") {
+        SYNC_WRITE(Y);
+        Y->v = 42;
+    }
+    sem_post(&s_a);
+    sem_wait(&s_b);
+    SYNC_ATOMIC("test.re.b") {
+        SYNC_READ(PX);
+        re_seen_b = PX->v;
+    }
+    sem_post(&s_a);
+    sync_runtime_stm.thread_exit(&st_b);
+    return NULL;
+}
+static void test_holder_enters_again_keeps_its_granule(void **state)
+{
+    (void)state;
+    rt_up(2);
+    LAZY_ONLY();
+    run2(re_a, re_b);
+    assert_int_equal(re_seen_a, 4);
+    assert_int_equal(re_kind_after_fill, GS_PRIV);
+    assert_int_equal(re_newest_after, 0);   /* still private: no entry */
+    assert_int_equal(re_seen_b, 5);
+    assert_int_equal(gs_kind_of(PX), GS_SHARED);
+    assert_int_equal(committed_v(PX), 5);
+    rt_down();
+}
+
 /* MODE=debug: the invariant asserts are compiled in and fire (a release build has
  * none: the test then checks nothing and is skipped). */
 #ifdef STMBENCH_DEBUG
@@ -2564,6 +2790,9 @@ int main(void)
         cmocka_unit_test(test_private_commit_races_first_access),
         cmocka_unit_test(test_fill_reaches_the_holders_snapshot),
         cmocka_unit_test(test_private_commit_then_abort),
+        cmocka_unit_test(test_private_free_not_reused_under_reader),
+        cmocka_unit_test(test_closing_waits_for_logged_late_copies),
+        cmocka_unit_test(test_holder_enters_again_keeps_its_granule),
         cmocka_unit_test(test_leaving_a_block_open_is_caught),
         cmocka_unit_test(test_debug_asserts_fire),
     };
