@@ -726,6 +726,10 @@ teardown:;
         cli_err("%s", err);
         status = 2;
     }
+    if (o->conflicts && total.conflicts_dropped)
+        cli_err("note: the conflict log holds each thread's first %d aborts; %llu later "
+                "ones are counted in the runs CSV's abort columns but not logged",
+                SYNC_CONFLICTS_MAX, (unsigned long long)total.conflicts_dropped);
     printf("%s %s threads=%d ops=%llu time=%.3fs ops/s=%.0f commits=%llu aborts=%llu "
            "check=%s\n",
            rt->name, wl->name, n, (unsigned long long)ops, secs, row.ops_per_s,

@@ -84,7 +84,7 @@ void sync_stats_free(struct sync_stats *s)
     s->nconflicts = s->conflicts_cap = 0;
 }
 
-void sync_stats_add_conflict(struct sync_stats *s, const struct sync_conflict *c)
+static void conflict_push(struct sync_stats *s, const struct sync_conflict *c)
 {
     if (s->nconflicts == s->conflicts_cap) {
         size_t cap = s->conflicts_cap ? s->conflicts_cap * 2 : 256;
@@ -95,6 +95,18 @@ void sync_stats_add_conflict(struct sync_stats *s, const struct sync_conflict *c
         s->conflicts_cap = cap;
     }
     s->conflicts[s->nconflicts++] = *c;
+}
+
+/* A thread logs its first SYNC_CONFLICTS_MAX aborts and counts the rest: a run with
+ * millions of aborts (interp's refcount mode under stm: 0.8 per commit) kept every
+ * record in memory, 300 MB in 20 s at 2 threads. The abort counts stay exact. */
+void sync_stats_add_conflict(struct sync_stats *s, const struct sync_conflict *c)
+{
+    if (s->nconflicts >= SYNC_CONFLICTS_MAX) {
+        s->conflicts_dropped++;
+        return;
+    }
+    conflict_push(s, c);
 }
 
 void sync_stats_merge(struct sync_stats *into, struct sync_stats *from)
@@ -118,8 +130,9 @@ void sync_stats_merge(struct sync_stats *into, struct sync_stats *from)
     lat_merge(&into->op_stall_hist, &from->op_stall_hist);
     if (from->op_max_ns > into->op_max_ns)
         into->op_max_ns = from->op_max_ns;
-    for (size_t i = 0; i < from->nconflicts; i++)
-        sync_stats_add_conflict(into, &from->conflicts[i]);
+    for (size_t i = 0; i < from->nconflicts; i++)   /* the threads' logs, whole */
+        conflict_push(into, &from->conflicts[i]);
+    into->conflicts_dropped += from->conflicts_dropped;
     sync_stats_free(from);
 }
 

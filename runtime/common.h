@@ -151,6 +151,7 @@ struct sync_stats {
     struct lat_hist commit_hist;          /* sampled commit-step latency */
     struct sync_conflict *conflicts;      /* malloc'ed; owner frees with sync_stats_free */
     size_t nconflicts, conflicts_cap;
+    uint64_t conflicts_dropped;           /* aborts past SYNC_CONFLICTS_MAX, not logged */
     /* The time breakdown (runtime/timeacct.h), filled by ta_thread_stop: */
     uint64_t thread_time_ns;              /* the thread's time, start gate to stop */
     uint64_t time_ns[SYNC_TA_NCAT];       /* by category (enum ta_cat); sums to it */
@@ -169,6 +170,9 @@ void sync_stats_reset(struct sync_stats *s);
 void sync_stats_merge(struct sync_stats *into, struct sync_stats *from);
 void sync_stats_free(struct sync_stats *s);
 /* Appends one conflict row (drops it silently if memory runs out: statistics only). */
+/* Logs one abort: the first SYNC_CONFLICTS_MAX of a thread (stats), counts the rest in
+ * conflicts_dropped. */
+#define SYNC_CONFLICTS_MAX 65536
 void sync_stats_add_conflict(struct sync_stats *s, const struct sync_conflict *c);
 uint64_t sync_stats_aborts(const struct sync_stats *s);
 

@@ -390,6 +390,34 @@ static void test_spin_lock_held_30ms_is_wait_lock(void **state)
     sync_stats_free(&g_spin_st);
 }
 
+/* A thread logs its first SYNC_CONFLICTS_MAX aborts and counts the rest; merging the
+ * threads keeps each one's log whole and sums what they dropped. */
+static void test_conflict_log_is_bounded(void **state)
+{
+    (void)state;
+    struct sync_stats a, b, total;
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    memset(&total, 0, sizeof total);
+    for (int i = 0; i < SYNC_CONFLICTS_MAX + 10; i++) {
+        struct sync_conflict c = {.t_ns = (uint64_t)i, .thread = 0, .other = 1};
+        sync_stats_add_conflict(&a, &c);
+    }
+    assert_int_equal(a.nconflicts, SYNC_CONFLICTS_MAX);
+    assert_int_equal(a.conflicts_dropped, 10);
+    assert_int_equal(a.conflicts[SYNC_CONFLICTS_MAX - 1].t_ns, SYNC_CONFLICTS_MAX - 1);
+    for (int i = 0; i < 5; i++) {
+        struct sync_conflict c = {.t_ns = (uint64_t)i, .thread = 1, .other = 0};
+        sync_stats_add_conflict(&b, &c);
+    }
+    sync_stats_merge(&total, &a);
+    sync_stats_merge(&total, &b);
+    assert_int_equal(total.nconflicts, SYNC_CONFLICTS_MAX + 5);
+    assert_int_equal(total.conflicts_dropped, 10);
+    assert_int_equal(total.conflicts[SYNC_CONFLICTS_MAX].thread, 1);
+    sync_stats_free(&total);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -397,6 +425,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_gil_op_max_shows_handoffs, tu_setup_dir,
                                         tu_teardown_dir),
         cmocka_unit_test(test_op_quantile_strata),
+        cmocka_unit_test(test_conflict_log_is_bounded),
         cmocka_unit_test(test_gil_held_50ms_is_wait_gil),
         cmocka_unit_test(test_gil_drop_is_handoff_then_wait),
         cmocka_unit_test(test_gil_window_nesting),

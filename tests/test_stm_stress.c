@@ -391,6 +391,8 @@ static void run_reenter(int nthreads, const char *chaos, long n, long every)
     setup(nthreads, chaos);
     atomic_store(&stm_test_private_commits, 0);
     atomic_store(&stm_test_closings, 0);
+    atomic_store(&stm_test_depot_spills, 0);
+    atomic_store(&stm_test_depot_takes, 0);
     reenter_every = every;
     atomic_store(&alone_attempts, 0);
     atomic_store(&solo_out, 0);
@@ -456,7 +458,7 @@ static void run_reenter(int nthreads, const char *chaos, long n, long every)
         assert_true(atomic_load(&alone_attempts) > 0);
     print_message("threads=%d chaos=%s iters=%ld reenter=%ld alone=%ld commits=%llu "
                   "aborts=%llu (ww %llu rw %llu inev %llu other %llu) inevitable=%llu "
-                  "unshared=%llu private=%lu taken=%lu\n",
+                  "unshared=%llu private=%lu taken=%lu depot spills=%lu takes=%lu\n",
                   nthreads, chaos ? chaos : "off", iters, every, atomic_load(&alone_attempts),
                   (unsigned long long)total.commits,
                   (unsigned long long)sync_stats_aborts(&total),
@@ -465,7 +467,8 @@ static void run_reenter(int nthreads, const char *chaos, long n, long every)
                   (unsigned long long)total.aborts[SYNC_ABORT_INEVITABLE],
                   (unsigned long long)total.aborts[SYNC_ABORT_OTHER],
                   (unsigned long long)total.inevitable, (unsigned long long)total.unshared_pages,
-                  atomic_load(&stm_test_private_commits), atomic_load(&stm_test_closings));
+                  atomic_load(&stm_test_private_commits), atomic_load(&stm_test_closings),
+                  atomic_load(&stm_test_depot_spills), atomic_load(&stm_test_depot_takes));
     if (nthreads > 1 && !stm_debug_eager_pages()) /* the private path and its transitions ran */
         assert_true(atomic_load(&stm_test_private_commits) > 0 &&
                     atomic_load(&stm_test_closings) > 0);

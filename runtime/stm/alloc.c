@@ -8,9 +8,21 @@
  * when the thread is alone) and the chunk rule behind I2 (a chunk, and each of its
  * granules, has one allocating thread).
  *
+ * Maintains D1 (the depot): G.depot.cls[c] holds only ready objects (I7: past their
+ * grace period for every thread, or freed by a private commit), each in exactly one of
+ * the depot, a ready list, or use; G.depot.n[c] equals cls[c].n whenever the depot's
+ * lock is free. A segment whose ready list of a class reaches DEPOT_HIGH moves its
+ * oldest entries down to DEPOT_KEEP into the depot; a segment whose list is empty takes
+ * up to DEPOT_BATCH before it bump-allocates. So what one thread frees and another
+ * allocates circulates instead of piling up in the freer's lists while the allocator
+ * takes fresh heap (interp's work-queue and tracing collector under stm, issue 28).
+ *
  * Memory order: G.min_rev is loaded with acquire (pairs with the release CAS in
  * stm_gc_own_entries, log.c); the heap cursor and nactive are relaxed (atomicity only,
  * and a hint re-checked in a commit window or under the lock, where it stands still).
+ * The depot's lock is taken with an acquire exchange and released with a release
+ * store, which order every access to cls[]; n[] is a relaxed hint, re-read under the
+ * lock.
  */
 
 #include "runtime/stm/sync_stm.h"
@@ -22,6 +34,69 @@
 #include <unistd.h>
 
 #include "runtime/stm/stm_internal.h"
+
+/* ------------------------------------------------------------ the depot (D1) */
+
+#define DEPOT_HIGH STM_DEPOT_HIGH        /* a ready list this long spills ... */
+#define DEPOT_KEEP (STM_DEPOT_HIGH / 4)  /* ... down to this many (its newest: cache-warm) */
+#define DEPOT_BATCH (STM_DEPOT_HIGH / 8) /* a take moves at most this many */
+
+#ifdef STM_TEST_HOOKS
+_Atomic unsigned long stm_test_depot_spills, stm_test_depot_takes;
+#define DEPOT_COUNT(c) atomic_fetch_add_explicit(&(c), 1, memory_order_relaxed)
+#else
+#define DEPOT_COUNT(c) ((void)0)
+#endif
+
+static void depot_lock(void)
+{
+    /* acquire: pairs with the release in depot_unlock; cls[] is then ours */
+    while (atomic_exchange_explicit(&G.depot.lock, 1, memory_order_acquire))
+        while (atomic_load_explicit(&G.depot.lock, memory_order_relaxed))
+            __builtin_ia32_pause();
+}
+static void depot_unlock(void)
+{
+    /* release: our changes to cls[] before the next holder's reads */
+    atomic_store_explicit(&G.depot.lock, 0, memory_order_release);
+}
+
+/* Moves the oldest entries of s's ready list of cls to the depot, keeping DEPOT_KEEP. */
+void stm_depot_spill(struct stm_seg *s, int cls)
+{
+    struct freelist *f = &s->ready[cls];
+    size_t k = f->n - DEPOT_KEEP;
+    STM_ASSERT(f->n > DEPOT_KEEP, "D1: a spill leaves DEPOT_KEEP entries");
+    depot_lock();
+    struct freelist *d = &G.depot.cls[cls];
+    for (size_t i = 0; i < k; i++)
+        freelist_push(d, f->v[i]);
+    /* relaxed: a hint; takers re-read cls[].n under the lock */
+    atomic_store_explicit(&G.depot.n[cls], (uint32_t)d->n, memory_order_relaxed);
+    depot_unlock();
+    memmove(f->v, f->v + k, (f->n - k) * sizeof *f->v);
+    f->n -= k;
+    s->depot_spills++;
+    DEPOT_COUNT(stm_test_depot_spills);
+}
+
+/* Takes up to DEPOT_BATCH entries of cls from the depot into s's (empty) ready list. */
+static void depot_take(struct stm_seg *s, int cls)
+{
+    struct freelist *f = &s->ready[cls];
+    depot_lock();
+    struct freelist *d = &G.depot.cls[cls];
+    size_t k = d->n < DEPOT_BATCH ? d->n : DEPOT_BATCH;
+    for (size_t i = 0; i < k; i++)
+        freelist_push(f, freelist_pop(d));
+    /* relaxed: as in stm_depot_spill */
+    atomic_store_explicit(&G.depot.n[cls], (uint32_t)d->n, memory_order_relaxed);
+    depot_unlock();
+    if (k) {
+        s->depot_takes++;
+        DEPOT_COUNT(stm_test_depot_takes);
+    }
+}
 
 /* ------------------------------------------------------------ allocation */
 
@@ -42,6 +117,8 @@ static void reclaim_limbo(struct stm_seg *s)
         STM_ASSERT(l->rev <= atomic_load_explicit(&s->rev, memory_order_relaxed),
                    "I7: reused only after the freeing commit, from our snapshot on");
         freelist_push(&s->ready[l->cls], l->off);
+        if (SYNC_UNLIKELY(s->ready[l->cls].n >= DEPOT_HIGH))
+            stm_depot_spill(s, l->cls);
     }
     if (s->limbo_head == s->nlimbo)
         s->limbo_head = s->nlimbo = 0;
@@ -96,6 +173,10 @@ void __seg_gs *_stm_alloc(size_t size)
     int cls = stm_size_class(n);
     if (cls >= 0 && s->nlimbo)
         reclaim_limbo(s);
+    /* relaxed: a hint (D1); an empty list looks in the depot before taking fresh heap */
+    if (cls >= 0 && !s->ready[cls].n &&
+        atomic_load_explicit(&G.depot.n[cls], memory_order_relaxed))
+        depot_take(s, cls);
     if (cls >= 0 && s->ready[cls].n) {
         /* Brought in before it leaves the list: a fill can abort (pages.c). */
         ensure_accessible(s->ready[cls].v[s->ready[cls].n - 1], n, 0);

@@ -295,6 +295,8 @@ static void stm_fini(void)
     if (G.segs)
         for (int s = 0; s <= G.nseg; s++)
             seg_free_lists(&G.segs[s]);
+    for (int c = 0; c < STM_NCLASSES; c++)
+        free(G.depot.cls[c].v);
     free(G.segs);
     if (G.wlocks)
         munmap(G.wlocks, G.heap_size / 16 * sizeof(uint64_t));

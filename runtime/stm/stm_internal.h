@@ -76,6 +76,10 @@
  *     It takes ownership from others by asking them to abort (abort_request).
  *  I7 (memory reuse) An object freed by a commit at revision R is reused only once
  *     every active thread's rev >= R: no running transaction can still reach it.
+ *     A ready list (and the depot, which any segment takes from) holds only objects
+ *     past that point, or freed by a private commit (reachable by nobody outside the
+ *     granule's holder, and a filler's snapshot includes the free): reusable by any
+ *     thread.
  *  Private commits (DESIGN.md, "Private commits"): a commit that wrote, allocated and
  *     freed only in granules its segment alone holds (G.gshare, GS_PRIV) links no
  *     entry (I4), validates nothing (it serialises at its snapshot, as a read-only one
@@ -283,6 +287,7 @@ struct stm_seg {
     struct freed *frees; size_t nfrees, frees_cap;
     struct limbo_entry *limbo; size_t nlimbo, limbo_head, limbo_cap;
     struct freelist ready[STM_NCLASSES];
+    uint64_t depot_spills, depot_takes;  /* D1 (alloc.c): moves to and from the depot */
     uint64_t chaos_rng;
     struct sync_stats stats;
 } SYNC_CL_ALIGNED;
@@ -318,6 +323,14 @@ struct stm_global {
     struct log_entry *log_first; /* the sentinel entry (rev 0); freed at fini */
     _Atomic uint64_t min_rev SYNC_CL_ALIGNED; /* all active threads are at least here (I7) */
     _Atomic uintptr_t heap_cursor SYNC_CL_ALIGNED;
+    /* The depot (alloc.c): ready objects handed between segments, so that the thread that
+     * frees (a collector, a consumer) does not hoard what the thread that allocates then
+     * takes from fresh heap. On a line of its own: written only by spills and takes. */
+    struct stm_depot {
+        _Atomic int lock;                       /* a spinlock over cls[] */
+        _Atomic uint32_t n[STM_NCLASSES];       /* cls[c].n, read without the lock */
+        struct freelist cls[STM_NCLASSES];
+    } depot SYNC_CL_ALIGNED;
     struct stm_seg *segs;        /* [0..nseg] */
     uint64_t chaos;              /* STM_CHAOS seed, 0 = off */
     uint64_t t0_ns;
@@ -382,6 +395,15 @@ static inline void push_limbo(struct stm_seg *s, uintptr_t off, uint32_t size, u
 }
 /* Makes room for one more write-set entry and `size` more backup bytes (commit.c). */
 void stm_grow_backup(struct stm_seg *s, uint32_t size) __attribute__((cold, noinline));
+/* alloc.c, D1: moves the oldest of s->ready[cls] to the depot (the list is long) */
+void stm_depot_spill(struct stm_seg *s, int cls) __attribute__((cold, noinline));
+/* A ready list this long spills (alloc.c, D1); the test builds spill early, so that
+ * the stress tests' few hundred objects per thread go through the depot. */
+#ifdef STM_TEST_HOOKS
+#define STM_DEPOT_HIGH 64
+#else
+#define STM_DEPOT_HIGH 4096
+#endif
 static inline void push_backup(struct stm_seg *s, uintptr_t off, uint32_t size, uint64_t saved)
 {
     if (SYNC_UNLIKELY(s->nws == s->ws_cap || s->backup_len + size > s->backup_cap))
@@ -638,6 +660,8 @@ extern void (*stm_test_closing)(void);
 /* Counts of private commits and of granules taken from their private holders (for the
  * stress test's report; relaxed increments). */
 extern _Atomic unsigned long stm_test_private_commits, stm_test_closings;
+/* Counts of depot spills and takes (alloc.c, D1; relaxed increments). */
+extern _Atomic unsigned long stm_test_depot_spills, stm_test_depot_takes;
 /* Who holds obj's granule: GS_* in the low 2 bits, the segment above (gs_word). */
 uint64_t stm_debug_gshare(const void __seg_gs *obj);
 /* How many bytes of read markers a wrap of the read versions zeroes in place at most;
