@@ -168,7 +168,7 @@ struct sync_conflict {
  * (the kept ones weigh twice as much) and one abort in `stride` is recorded, weighing
  * `stride`: memory stays bounded whatever the run's length, and weights still sum to
  * about the aborts (exactly until the first thinning). */
-#define SYNC_CONFLICTS_CAP 65536
+#define SYNC_CONFLICTS_CAP 100000 /* htm stops at it (HTM_LOG_MAX): never thinned */
 
 /* Categories of the time breakdown (enum ta_cat in runtime/timeacct.h). */
 #define SYNC_TA_NCAT 12

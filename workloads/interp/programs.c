@@ -507,10 +507,12 @@ static const char iv_prog_read_mostly[] =
     "        STORE_GLOBAL seen1\n"
     "        PUSH 0\n"
     "        RET\n"
-    "other:  LOAD_GLOBAL seen2\n"
+    "other:  ATOMIC_BEGIN           # threads 2 and up share seen2\n"
+    "        LOAD_GLOBAL seen2\n"
     "        LOAD_LOCAL 0\n"
     "        ADD\n"
     "        STORE_GLOBAL seen2\n"
+    "        ATOMIC_END\n"
     "        PUSH 0\n"
     "        RET\n";
 
