@@ -172,7 +172,7 @@ void sync_stats_free(struct sync_stats *s);
 /* Appends one conflict row (drops it silently if memory runs out: statistics only). */
 /* Logs one abort: the first SYNC_CONFLICTS_MAX of a thread (stats), counts the rest in
  * conflicts_dropped. */
-#define SYNC_CONFLICTS_MAX 65536
+#define SYNC_CONFLICTS_MAX 100000  /* as htm's own log (HTM_LOG_MAX) */
 void sync_stats_add_conflict(struct sync_stats *s, const struct sync_conflict *c);
 uint64_t sync_stats_aborts(const struct sync_stats *s);
 
