@@ -13,6 +13,8 @@
 #   ITM=0               leave the itm runtime out
 #   TIMEACCT=0          compile the time breakdown's hooks out (runtime/timeacct.h;
 #                       for measuring its overhead: the time_* and op_* columns read 0)
+#   WHERE=0             compile conflict analysis's location stores out (the interp
+#                       VM's pc store; for measuring their cost: the where columns empty)
 #
 # Targets:
 #   make            BUILD/stmbench, the libraries and the tests
@@ -146,6 +148,9 @@ ifneq ($(findstring gcc,$(notdir $(CC))),)
 WARN += -Wno-clobbered
 endif
 CPPFLAGS += -I. -D_GNU_SOURCE
+ifeq ($(WHERE),0)
+CPPFLAGS += -DSTMBENCH_WHERE=0
+endif
 ifeq ($(TIMEACCT),0)
 CPPFLAGS += -DSTMBENCH_TIMEACCT=0
 endif

@@ -21,6 +21,7 @@
  * pthread barrier so that a failed pthread_create can still release the threads
  * already started.
  */
+#include "harness/conflicts.h"
 #include "harness/harness.h"
 #include "harness/pin.h"
 #include "harness/registry.h"
@@ -61,6 +62,7 @@ struct cli_opts {
     long ops_per_tx;                  /* WL_LEN_AUTO for `auto` */
     const char *csv, *conflicts;
     long heap_mb, gil_us, htm_retries;
+    int report;                       /* --report: the conflict summary at the end */
     int seen[16];                     /* which general flags were given (duplicates) */
     struct { const char *name, *value; } pending[CLI_MAX_PENDING];
     int npending;
@@ -168,7 +170,7 @@ static void cli_help(void)
         "usage: stmbench --runtime R --workload W [--threads N] [--duration SECONDS | --ops N]\n"
         "                [--seed S] [--pin compact|scatter|none] [--ops-per-tx K]\n"
         "                [--csv FILE] [--conflicts FILE] [--heap-mb N] [--gil-interval-us N]\n"
-        "                [--htm-retries R] [workload knobs...]\n"
+        "                [--htm-retries R] [--report] [workload knobs...]\n"
         "       stmbench --list      runtimes and workloads, one per line\n"
         "       stmbench --line-transfer [--pin P]\n"
         "                            the one-way time of a cache line between the PUs of\n"
@@ -197,6 +199,8 @@ static void cli_help(void)
         "  --csv FILE            append one result row (header if the file is new or\n"
         "                        empty); machine context goes to FILE's .context.json\n"
         "  --conflicts FILE      append one row per aborted attempt\n"
+        "  --report              print the top %d conflict pairs by time lost at the end\n"
+        "                        (both sides' locations, the object, advice)\n"
         "  --heap-mb N           stm: shared heap per segment in MiB, 1..%ld\n"
         "                        (default: the runtime's own)\n"
         "  --gil-interval-us N   gil: switch interval in microseconds, 1..%ld\n"
@@ -205,7 +209,8 @@ static void cli_help(void)
         "                        GIL, 1..%ld (default 5; a capacity abort takes it at once)\n\n"
         "exit status: 0 ok, 1 a check failed, 2 bad usage or input, 3 runtime setup failed\n\n"
         "runtimes:\n",
-        CLI_MAX_THREADS, CLI_MAX_OPS_PER_TX, WL_TXLEN_MAX_OPS, CLI_MAX_HEAP_MB, CLI_MAX_GIL_US,
+        CLI_MAX_THREADS, CLI_MAX_OPS_PER_TX, WL_TXLEN_MAX_OPS, CONFLICTS_REPORT_TOP,
+        CLI_MAX_HEAP_MB, CLI_MAX_GIL_US,
         CLI_MAX_HTM_RETRIES);
     const struct sync_runtime *rt;
     for (int i = 0; (rt = sync_runtime_nth(i)); i++)
@@ -244,6 +249,13 @@ static int cli_parse(int argc, char **argv, struct cli_opts *o)
             return -1;
         }
         const char *name = a + 2;
+        if (strcmp(name, "report") == 0) {    /* the one flag without a value */
+            if (o->report++) {
+                cli_err("option %s given twice", a);
+                return -1;
+            }
+            continue;
+        }
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v || (v[0] == '-' && v[1] == '-')) {
             cli_err("option %s needs a value%s", a, v ? " (got another option)" : "");
@@ -666,6 +678,11 @@ teardown:;
             check_pass = 0;
             cli_err("check failed: %s/%s: %s", wl->name, rt->name, msg);
         }
+        /* conflict analysis: the workload names the rows' locations and objects while
+         * its data still exists */
+        if (status == 0 && (o->conflicts || o->report))
+            for (int i = 0; i < n; i++)
+                conflicts_describe(wl, r.ctx, &r.threads[i].stats);
         wl->teardown(r.ctx);
         rt->thread_exit(NULL);
     }
@@ -726,15 +743,18 @@ teardown:;
         cli_err("%s", err);
         status = 2;
     }
-    if (o->conflicts && total.conflicts_dropped)
-        cli_err("note: the conflict log holds each thread's first %d aborts; %llu later "
-                "ones are counted in the runs CSV's abort columns but not logged",
-                SYNC_CONFLICTS_MAX, (unsigned long long)total.conflicts_dropped);
+    if (o->conflicts && total.conflicts_stride > 1)
+        cli_err("note: past %d rows a thread's conflict log is a sample (up to 1 abort in "
+                "%u kept, its `weight` column says how many it stands for): %llu aborts, "
+                "%zu rows", SYNC_CONFLICTS_CAP, total.conflicts_stride,
+                (unsigned long long)total.conflicts_seen, total.nconflicts);
     printf("%s %s threads=%d ops=%llu time=%.3fs ops/s=%.0f commits=%llu aborts=%llu "
            "check=%s\n",
            rt->name, wl->name, n, (unsigned long long)ops, secs, row.ops_per_s,
            (unsigned long long)blocks, (unsigned long long)sync_stats_aborts(&total),
            check_pass ? "pass" : "fail");
+    if (o->report)
+        conflicts_report(stdout, &total, rt->name, wl->name, n, CONFLICTS_REPORT_TOP);
     fflush(stdout);
 
 out:
@@ -742,6 +762,7 @@ out:
         for (int i = 0; i < n; i++)
             sync_stats_free(&r.threads[i].stats);
     sync_stats_free(&total);
+    conflicts_release();
     free(r.threads);
     wl_txlen_shared_free(txlen_shared);
     free(workers);

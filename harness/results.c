@@ -55,7 +55,9 @@ static const char results_header[] =
     "objects_allocated,objects_freed";
 
 static const char results_cheader[] =
-    "run_id,t_ns,thread,other_thread,kind,object,page,site,wasted_ns";
+    "run_id,t_ns,thread,other_thread,kind,object,page,site,wasted_ns,"
+    /* conflict analysis: both sides' locations, the object's name, the row's weight */
+    "where,other_site,other_where,object_name,weight";
 
 const char *results_csv_header(void) { return results_header; }
 const char *results_conflicts_header(void) { return results_cheader; }
@@ -321,11 +323,15 @@ int results_append_conflicts(const char *path, const char *run_id, const struct 
         b.len = 0;
         for (; i < s->nconflicts && b.len < CHUNK; i++) {
             const struct sync_conflict *c = &s->conflicts[i];
-            results_bprintf(&b, "%s,%llu,%d,%d,%s,0x%llx,%llu,%s,%llu\n", run_id,
-                            (unsigned long long)c->t_ns, c->thread, c->other,
+            results_bprintf(&b, "%s,%llu,%d,%d,%s,0x%llx,%llu,%s,%llu,%s,%s,%s,%s,%u\n",
+                            run_id, (unsigned long long)c->t_ns, c->thread, c->other,
                             sync_abort_kind_name((enum sync_abort_kind)c->kind),
                             (unsigned long long)c->object, (unsigned long long)c->page,
-                            c->site ? c->site : "", (unsigned long long)c->wasted_ns);
+                            c->site ? c->site : "", (unsigned long long)c->wasted_ns,
+                            c->where_s ? c->where_s : "",
+                            c->other_site ? c->other_site : "",
+                            c->other_where_s ? c->other_where_s : "",
+                            c->object_s ? c->object_s : "", c->weight ? c->weight : 1);
         }
         if (b.oom) {
             snprintf(err, errlen, "out of memory formatting the conflict log");

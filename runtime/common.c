@@ -84,7 +84,22 @@ void sync_stats_free(struct sync_stats *s)
     s->nconflicts = s->conflicts_cap = 0;
 }
 
-static void conflict_push(struct sync_stats *s, const struct sync_conflict *c)
+__thread struct sync_where_hook sync_where;
+
+/* Keeps rows 0, 2, 4... with twice their weight: the record halves. */
+static void conflicts_thin(struct sync_stats *s)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < s->nconflicts; i += 2) {
+        s->conflicts[k] = s->conflicts[i];
+        s->conflicts[k++].weight *= 2;
+    }
+    s->nconflicts = k;
+    s->conflicts_stride = s->conflicts_stride ? s->conflicts_stride * 2 : 2;
+    s->conflicts_skip = 0;
+}
+
+static void conflict_append(struct sync_stats *s, const struct sync_conflict *c)
 {
     if (s->nconflicts == s->conflicts_cap) {
         size_t cap = s->conflicts_cap ? s->conflicts_cap * 2 : 256;
@@ -97,16 +112,20 @@ static void conflict_push(struct sync_stats *s, const struct sync_conflict *c)
     s->conflicts[s->nconflicts++] = *c;
 }
 
-/* A thread logs its first SYNC_CONFLICTS_MAX aborts and counts the rest: a run with
- * millions of aborts (interp's refcount mode under stm: 0.8 per commit) kept every
- * record in memory, 300 MB in 20 s at 2 threads. The abort counts stay exact. */
 void sync_stats_add_conflict(struct sync_stats *s, const struct sync_conflict *c)
 {
-    if (s->nconflicts >= SYNC_CONFLICTS_MAX) {
-        s->conflicts_dropped++;
+    s->conflicts_seen++;
+    if (s->conflicts_stride > 1 && ++s->conflicts_skip < s->conflicts_stride)
         return;
+    if (s->nconflicts >= SYNC_CONFLICTS_CAP) {
+        conflicts_thin(s);
+        if (++s->conflicts_skip < s->conflicts_stride)
+            return;
     }
-    conflict_push(s, c);
+    s->conflicts_skip = 0;
+    struct sync_conflict r = *c;
+    r.weight = s->conflicts_stride > 1 ? s->conflicts_stride : 1;
+    conflict_append(s, &r);
 }
 
 void sync_stats_merge(struct sync_stats *into, struct sync_stats *from)
@@ -130,9 +149,11 @@ void sync_stats_merge(struct sync_stats *into, struct sync_stats *from)
     lat_merge(&into->op_stall_hist, &from->op_stall_hist);
     if (from->op_max_ns > into->op_max_ns)
         into->op_max_ns = from->op_max_ns;
-    for (size_t i = 0; i < from->nconflicts; i++)   /* the threads' logs, whole */
-        conflict_push(into, &from->conflicts[i]);
-    into->conflicts_dropped += from->conflicts_dropped;
+    for (size_t i = 0; i < from->nconflicts; i++)
+        conflict_append(into, &from->conflicts[i]);   /* as they are: weights kept */
+    into->conflicts_seen += from->conflicts_seen;
+    if (from->conflicts_stride > into->conflicts_stride)
+        into->conflicts_stride = from->conflicts_stride;
     sync_stats_free(from);
 }
 

@@ -14,6 +14,12 @@
 #include <stdint.h>
 #include <time.h>
 
+/* Conflict analysis's locations (sync_where below; the interp VM's store of its pc):
+ * on unless the build says WHERE=0 (the Makefile defines STMBENCH_WHERE=0 then). */
+#ifndef STMBENCH_WHERE
+#define STMBENCH_WHERE 1
+#endif
+
 #define SYNC_LIKELY(x) __builtin_expect(!!(x), 1)
 #define SYNC_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define SYNC_CACHELINE 64
@@ -119,6 +125,26 @@ enum sync_abort_kind {
 };
 const char *sync_abort_kind_name(enum sync_abort_kind k);
 
+/*
+ * Where a thread is in the workload's code (conflict analysis, docs/contract.md
+ * "Conflict log"): a 32-bit code only the workload interprets (interp: 1 + the index
+ * of the bytecode that last touched the object), 0 = unknown. A workload's thread sets
+ * `sync_where` once before its loop; a runtime calls sync_where_of(obj) only on slow
+ * paths (a first write that takes ownership while others run, an abort), never on a
+ * fast path, and the hook must not touch the shared heap (it may run inside an abort).
+ * The C workloads set none: their location is the block's site label.
+ */
+typedef uint32_t (*sync_where_fn)(void *arg, uintptr_t obj);
+struct sync_where_hook {
+    sync_where_fn fn;
+    void *arg;
+};
+extern __thread struct sync_where_hook sync_where;
+static inline uint32_t sync_where_of(uintptr_t obj)
+{
+    return sync_where.fn ? sync_where.fn(sync_where.arg, obj) : 0;
+}
+
 /* One row of the conflict log (`--conflicts`, docs/contract.md). */
 struct sync_conflict {
     uint64_t t_ns;       /* when, since the runtime was initialised */
@@ -129,7 +155,20 @@ struct sync_conflict {
     uint64_t page;       /* object / 4096 */
     const char *site;    /* the atomic block's label (static string) */
     uint64_t wasted_ns;  /* time of the thrown-away attempt */
+    /* Both sides (issue 30): */
+    uint32_t where;      /* the aborted side's location (sync_where_of), 0 unknown */
+    uint32_t other_where;/* the other side's location at its first write of the object */
+    const char *other_site; /* the other transaction's block label, NULL unknown */
+    uint32_t weight;     /* aborts this row stands for (1; more once sampling began) */
+    /* Filled by the harness after the run (the workload's descriptions, interned): */
+    const char *where_s, *other_where_s, *object_s;
 };
+
+/* A thread keeps at most SYNC_CONFLICTS_CAP rows; beyond, every other row is dropped
+ * (the kept ones weigh twice as much) and one abort in `stride` is recorded, weighing
+ * `stride`: memory stays bounded whatever the run's length, and weights still sum to
+ * about the aborts (exactly until the first thinning). */
+#define SYNC_CONFLICTS_CAP 100000 /* htm stops at it (HTM_LOG_MAX): never thinned */
 
 /* Categories of the time breakdown (enum ta_cat in runtime/timeacct.h). */
 #define SYNC_TA_NCAT 12
@@ -151,7 +190,9 @@ struct sync_stats {
     struct lat_hist commit_hist;          /* sampled commit-step latency */
     struct sync_conflict *conflicts;      /* malloc'ed; owner frees with sync_stats_free */
     size_t nconflicts, conflicts_cap;
-    uint64_t conflicts_dropped;           /* aborts past SYNC_CONFLICTS_MAX, not logged */
+    uint32_t conflicts_stride;            /* 0/1: every abort recorded; else 1 in stride */
+    uint32_t conflicts_skip;              /* aborts since the last recorded one */
+    uint64_t conflicts_seen;              /* aborts offered to sync_stats_add_conflict */
     /* The time breakdown (runtime/timeacct.h), filled by ta_thread_stop: */
     uint64_t thread_time_ns;              /* the thread's time, start gate to stop */
     uint64_t time_ns[SYNC_TA_NCAT];       /* by category (enum ta_cat); sums to it */
@@ -169,10 +210,9 @@ void sync_stats_reset(struct sync_stats *s);
 /* Adds counters and histograms of `from` into `into`; moves the conflict rows. */
 void sync_stats_merge(struct sync_stats *into, struct sync_stats *from);
 void sync_stats_free(struct sync_stats *s);
-/* Appends one conflict row (drops it silently if memory runs out: statistics only). */
-/* Logs one abort: the first SYNC_CONFLICTS_MAX of a thread (stats), counts the rest in
- * conflicts_dropped. */
-#define SYNC_CONFLICTS_MAX 100000  /* as htm's own log (HTM_LOG_MAX) */
+/* Appends one conflict row (drops it silently if memory runs out: statistics only);
+ * beyond SYNC_CONFLICTS_CAP rows, samples (above). sync_stats_merge moves rows as they
+ * are (weights kept), so a merged record holds at most threads x the cap. */
 void sync_stats_add_conflict(struct sync_stats *s, const struct sync_conflict *c);
 uint64_t sync_stats_aborts(const struct sync_stats *s);
 

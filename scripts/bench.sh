@@ -396,7 +396,7 @@ else
     ls "$OUT"/*.context.json >/dev/null 2>&1 ||
         echo "bench: warning: the harness wrote no context JSON beside $CSV" >&2
     # No abort at all in the sweep: a conflicts file with just the header.
-    [ -s "$CONF" ] || echo "run_id,t_ns,thread,other_thread,kind,object,page,site,wasted_ns" >"$CONF"
+    [ -s "$CONF" ] || echo "run_id,t_ns,thread,other_thread,kind,object,page,site,wasted_ns,where,other_site,other_where,object_name,weight" >"$CONF"
     if [ "${BENCH_PLOTS:-1}" = 0 ]; then
         "$PY" scripts/stmbench_report.py all "$OUT" >/dev/null || status=1
     else

@@ -390,8 +390,9 @@ static void test_spin_lock_held_30ms_is_wait_lock(void **state)
     sync_stats_free(&g_spin_st);
 }
 
-/* A thread logs its first SYNC_CONFLICTS_MAX aborts and counts the rest; merging the
- * threads keeps each one's log whole and sums what they dropped. */
+/* Past SYNC_CONFLICTS_CAP rows a thread keeps a weighted sample: the rows stay at most
+ * the cap, their weights add up to the aborts offered (to within one stride), and
+ * merging the threads keeps each one's rows and sums what they saw. */
 static void test_conflict_log_is_bounded(void **state)
 {
     (void)state;
@@ -399,22 +400,29 @@ static void test_conflict_log_is_bounded(void **state)
     memset(&a, 0, sizeof a);
     memset(&b, 0, sizeof b);
     memset(&total, 0, sizeof total);
-    for (int i = 0; i < SYNC_CONFLICTS_MAX + 10; i++) {
-        struct sync_conflict c = {.t_ns = (uint64_t)i, .thread = 0, .other = 1};
+    const uint64_t n = 3 * (uint64_t)SYNC_CONFLICTS_CAP + 7;
+    for (uint64_t i = 0; i < n; i++) {
+        struct sync_conflict c = {.t_ns = i, .thread = 0, .other = 1};
         sync_stats_add_conflict(&a, &c);
     }
-    assert_int_equal(a.nconflicts, SYNC_CONFLICTS_MAX);
-    assert_int_equal(a.conflicts_dropped, 10);
-    assert_int_equal(a.conflicts[SYNC_CONFLICTS_MAX - 1].t_ns, SYNC_CONFLICTS_MAX - 1);
+    assert_true(a.nconflicts <= SYNC_CONFLICTS_CAP);
+    assert_int_equal(a.conflicts_seen, n);
+    assert_true(a.conflicts_stride >= 4);
+    uint64_t w = 0;
+    for (size_t i = 0; i < a.nconflicts; i++)
+        w += a.conflicts[i].weight;
+    assert_true(w <= n && n - w < a.conflicts_stride);
     for (int i = 0; i < 5; i++) {
         struct sync_conflict c = {.t_ns = (uint64_t)i, .thread = 1, .other = 0};
         sync_stats_add_conflict(&b, &c);
     }
+    size_t na = a.nconflicts;
     sync_stats_merge(&total, &a);
     sync_stats_merge(&total, &b);
-    assert_int_equal(total.nconflicts, SYNC_CONFLICTS_MAX + 5);
-    assert_int_equal(total.conflicts_dropped, 10);
-    assert_int_equal(total.conflicts[SYNC_CONFLICTS_MAX].thread, 1);
+    assert_int_equal(total.nconflicts, na + 5);
+    assert_int_equal(total.conflicts_seen, n + 5);
+    assert_int_equal(total.conflicts[na].thread, 1);
+    assert_int_equal(total.conflicts[na].weight, 1);
     sync_stats_free(&total);
 }
 

@@ -147,7 +147,9 @@ static void test_conflicts_header(void **state)
     char *text = tu_read(conf, &len);
     assert_non_null(text);
     /* mutex never aborts: the header alone, written once */
-    assert_string_equal(text, "run_id,t_ns,thread,other_thread,kind,object,page,site,wasted_ns\n");
+    /* the columns of before, then conflict analysis's, at the end */
+    assert_string_equal(text, "run_id,t_ns,thread,other_thread,kind,object,page,site,wasted_ns,"
+                              "where,other_site,other_where,object_name,weight\n");
     free(text);
 }
 

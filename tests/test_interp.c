@@ -18,7 +18,7 @@
 #include <cmocka.h>
 
 static const char *const programs[] = {
-    "counters", "shared-counter", "list-append", "mixed",
+    "counters", "shared-counter", "list-append", "mixed", "read-mostly",
     "tests/programs/fib.stm", "tests/programs/bank.stm", "tests/programs/matrix.stm",
     "tests/programs/atomicity.stm", NULL,
 };

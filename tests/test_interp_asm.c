@@ -72,7 +72,7 @@ static void test_builtins_load(void **state)
             iv_program_free(p);
         }
     }
-    assert_int_equal(n, 8);
+    assert_int_equal(n, 9);
     assert_int_equal(objects_only, 3);                  /* arith runs raw too */
     assert_non_null(iv_builtin_text("counters"));
     assert_non_null(iv_builtin_text("shared-counter"));

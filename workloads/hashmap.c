@@ -198,6 +198,26 @@ static void hashmap_teardown(void *vctx)
     free(c);
 }
 
+/* Conflict analysis: "hashmap bucket 93" (a chain head), or "hashmap node key=412
+ * (bucket 93)" (its key at the end of the run). Only the STM names objects; a node is
+ * read through the main thread's segment, where a freed one is still memory. */
+static void hashmap_describe_object(void *vctx, uint64_t obj, char *buf, size_t n)
+{
+    const struct hm_ctx *c = vctx;
+    buf[0] = '\0';
+    for (uint64_t b = 0; b < c->nbuckets; b++)
+        if ((uint64_t)SYNC_REF_ID(c->buckets[b]) == obj) {
+            snprintf(buf, n, "hashmap bucket %llu", (unsigned long long)b);
+            return;
+        }
+#ifdef SYNC_RT_STM
+    hm_ref node = (hm_ref)(uintptr_t)obj;
+    int64_t key = node->key;
+    snprintf(buf, n, "hashmap node key=%lld (bucket %llu)", (long long)key,
+             (unsigned long long)hm_bucket_of(key, c->nbuckets));
+#endif
+}
+
 WORKLOAD_EXPORT(hashmap, SYNC_RT_ID) = {
     .name = "hashmap",
     .runtime = SYNC_RT_NAME,
@@ -210,4 +230,5 @@ WORKLOAD_EXPORT(hashmap, SYNC_RT_ID) = {
     .check = hashmap_check,
     .teardown = hashmap_teardown,
     .tx_adaptive = WL_TX_ADAPTIVE,
+    .describe_object = hashmap_describe_object,
 };

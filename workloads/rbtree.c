@@ -193,6 +193,23 @@ static void rbtree_teardown(void *vctx)
     free(c);
 }
 
+/* Conflict analysis: "rbtree root" or "rbtree node key=412" (its key at the end of the
+ * run: a node freed and reused since may hold another). Only the STM names objects; a
+ * node is read through the main thread's segment, where a freed one is still memory. */
+static void rbtree_describe_object(void *vctx, uint64_t obj, char *buf, size_t n)
+{
+    const struct rb_ctx *c = vctx;
+    buf[0] = '\0';
+    if (obj == (uint64_t)SYNC_REF_ID(c->tree)) {
+        snprintf(buf, n, "rbtree root");
+        return;
+    }
+#ifdef SYNC_RT_STM
+    rb_ref node = (rb_ref)(uintptr_t)obj;
+    snprintf(buf, n, "rbtree node key=%lld", (long long)node->key);
+#endif
+}
+
 WORKLOAD_EXPORT(rbtree, SYNC_RT_ID) = {
     .name = "rbtree",
     .runtime = SYNC_RT_NAME,
@@ -205,4 +222,5 @@ WORKLOAD_EXPORT(rbtree, SYNC_RT_ID) = {
     .check = rbtree_check,
     .teardown = rbtree_teardown,
     .tx_adaptive = WL_TX_ADAPTIVE,
+    .describe_object = rbtree_describe_object,
 };

@@ -127,6 +127,13 @@ struct workload {
     /* 1 + the index of the INT knob that also accepts `auto` (stored as WL_LEN_AUTO):
      * interp's --switch-interval; 0 = none. */
     int auto_knob;
+    /* Conflict analysis (docs/contract.md "Conflict log"; NULL: none). After the run, on
+     * the main thread entered as tid 0, before teardown: writes into buf (n bytes) what
+     * a programmer finds in the code for a location (a sync_where code, runtime/common.h:
+     * "file:line in function") or for an object (its SYNC_REF_ID: "account 17"), or
+     * leaves buf empty when it does not know. */
+    void (*describe_where)(void *ctx, uint32_t where, char *buf, size_t n);
+    void (*describe_object)(void *ctx, uint64_t obj, char *buf, size_t n);
 };
 
 #define WL_CAT_(a, b) a##__##b

@@ -76,7 +76,7 @@ enum { HTM_SPIN = 256 };   /* pause loops before sleeping on the GIL word */
 /* Conflict-log rows a thread keeps per run (56 bytes each): hardware transactions are
  * short and many, and an abort-heavy second of them would otherwise log hundreds of
  * MB. The counters count every abort; the log holds the first HTM_LOG_MAX. */
-enum { HTM_LOG_MAX = SYNC_CONFLICTS_MAX };
+enum { HTM_LOG_MAX = SYNC_CONFLICTS_CAP };
 
 /* ------------------------------------------------------------ the retry policy */
 
@@ -197,10 +197,8 @@ static void htm_record_abort(unsigned status)
 {
     enum sync_abort_kind kind = htm_abort_kind(status);
     htm_self.stats.aborts[kind]++;
-    if (htm_self.stats.nconflicts >= HTM_LOG_MAX) {   /* counted, as past the common cap */
-        htm_self.stats.conflicts_dropped++;
+    if (htm_self.stats.nconflicts >= HTM_LOG_MAX)
         return;
-    }
     struct sync_conflict c = {
         .t_ns = sync_now_ns() - cfg.t0_ns,
         .thread = htm_self.tid,

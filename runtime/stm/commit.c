@@ -340,6 +340,11 @@ void __attribute__((noreturn)) stm_abort(enum sync_abort_kind kind, int other,
 
     uint64_t now = sync_now_ns();
     s->stats.aborts[kind]++;
+    /* Conflict analysis: our side's location where the conflict was found (for the
+     * object it names; the workload's hook reads no shared memory), and the other
+     * side as the detecting path left it in conf_other_*. */
+    uint32_t where = s->conf_self_where ? s->conf_self_where : sync_where_of(obj);
+    s->conf_self_where = 0;
     struct sync_conflict c = {
         .t_ns = now - G.t0_ns,
         .thread = s->idx - 1,
@@ -349,7 +354,12 @@ void __attribute__((noreturn)) stm_abort(enum sync_abort_kind kind, int other,
         .page = obj / PAGE,
         .site = s->site,
         .wasted_ns = s->attempt_ticks ? ticks_to_ns(ticks() - s->attempt_ticks) : 0,
+        .where = where,
+        .other_where = s->conf_other_where,
+        .other_site = s->conf_other_site,
     };
+    s->conf_other_where = 0;
+    s->conf_other_site = NULL;
     sync_stats_add_conflict(&s->stats, &c);
     stm_self.aborts_in_row++;
     TA_ABORT(s->attempt_ticks); /* time breakdown: the attempt and its rollback are wasted */
@@ -385,11 +395,42 @@ static inline void check_abort_request(struct stm_seg *s)
     if (SYNC_UNLIKELY(atomic_load_explicit(&s->abort_request, memory_order_acquire)) &&
         !s->inevitable) {
         atomic_store_explicit(&s->abort_request, 0, memory_order_relaxed);
-        stm_abort(SYNC_ABORT_INEVITABLE, atomic_load_explicit(&G.inevitable, memory_order_relaxed), 0);
+        int ie = atomic_load_explicit(&G.inevitable, memory_order_relaxed);
+        /* relaxed: stored before the request, which the acquire above read (a hint) */
+        uintptr_t obj = (uintptr_t)atomic_load_explicit(&s->abort_obj, memory_order_relaxed);
+        s->conf_other_where = atomic_load_explicit(&s->abort_where, memory_order_relaxed);
+        if (ie >= 1 && ie <= G.nseg)
+            s->conf_other_site = atomic_load_explicit(&G.segs[ie].wsite, memory_order_relaxed);
+        /* our side: where we first wrote the object it wants (we own it) */
+        for (size_t i = 0; obj && i < s->nws; i++)
+            if (s->ws[i].off == obj) {
+                s->conf_self_where = s->ws[i].where;
+                break;
+            }
+        stm_abort(SYNC_ABORT_INEVITABLE, ie, obj);
     }
 }
 
 /* ------------------------------------------------------------ barriers */
+
+/* The other side of a conflict on obj found by our write barrier: who last took its
+ * ownership and from where (wwhere, relaxed: a hint that may already name a later
+ * owner), left in conf_other_* for stm_abort. Returns that segment, -1 if none. */
+static SYNC_NOINLINE int conflict_other_side(struct stm_seg *s, uintptr_t obj, int owner)
+{
+    uint64_t ww = atomic_load_explicit(wwhere_slot(obj), memory_order_relaxed);
+    /* An owner stores its wwhere just after its CAS: give it a moment to do so. */
+    for (int i = 0; owner && (int)(ww & 0xffff) != owner && i < 64; i++) {
+        __builtin_ia32_pause();
+        ww = atomic_load_explicit(wwhere_slot(obj), memory_order_relaxed);
+    }
+    int seg = (int)(ww & 0xffff);
+    if (seg < 1 || seg > G.nseg || seg == s->idx)
+        return -1;
+    s->conf_other_where = (uint32_t)(ww >> 16);
+    s->conf_other_site = atomic_load_explicit(&G.segs[seg].wsite, memory_order_relaxed);
+    return seg;
+}
 
 void _stm_write_slowpath(void __seg_gs *obj)
 {
@@ -426,8 +467,10 @@ void _stm_write_slowpath(void __seg_gs *obj)
     while (w != NOT_OWNED) {
         uint64_t owner = w & 0xffff;
         if (owner == 0) {
-            if ((w >> 16) > s->rev) /* committed after our snapshot: we read it stale */
-                stm_abort(SYNC_ABORT_READ_WRITE, -1, off);
+            if ((w >> 16) > s->rev) { /* committed after our snapshot: we read it stale */
+                int other = conflict_other_side(s, off, 0);
+                stm_abort(SYNC_ABORT_READ_WRITE, other, off);
+            }
             /* acquire on success: as above; the failure reloads w */
             if (atomic_compare_exchange_weak_explicit(slot, &w, w | mine,
                                                       memory_order_acquire,
@@ -437,8 +480,10 @@ void _stm_write_slowpath(void __seg_gs *obj)
         }
         if (owner == mine)
             stm_fatal("%s: object owned but its write flag is set", "write barrier");
-        if (!s->inevitable)
+        if (!s->inevitable) {
+            conflict_other_side(s, off, (int)owner);
             stm_abort(SYNC_ABORT_WRITE_WRITE, (int)owner, off);
+        }
         /* We are inevitable (I6): ask the owner to abort and wait for the object.
          * The object changed hands meanwhile: the last owner we asked let it go
          * (relaxed: as below). */
@@ -448,6 +493,12 @@ void _stm_write_slowpath(void __seg_gs *obj)
         if (stm_test_before_ask)
             stm_test_before_ask();
 #endif
+        /* relaxed: published by the release store below (conflict analysis) */
+        atomic_store_explicit(&G.segs[owner].abort_obj, off, memory_order_relaxed);
+        atomic_store_explicit(&G.segs[owner].abort_where, sync_where_of(off),
+                              memory_order_relaxed);
+        if (atomic_load_explicit(&s->wsite, memory_order_relaxed) != s->site)
+            atomic_store_explicit(&s->wsite, s->site, memory_order_relaxed);
         /* release: pairs with the acquire in check_abort_request */
         atomic_store_explicit(&G.segs[owner].abort_request, 1, memory_order_release);
         asked = (int)owner;
@@ -469,7 +520,19 @@ void _stm_write_slowpath(void __seg_gs *obj)
     STM_ASSERT(w == NOT_OWNED ||
                    (atomic_load_explicit(slot, memory_order_relaxed) & 0xffff) == mine,
                "I3: the writer owns the object after its CAS");
-    push_backup(s, off, size, w); /* w = the word before we owned it */
+    uint32_t where = 0;
+    if (w != NOT_OWNED) {
+        /* Others run: record who took the object, from where, for the conflicts a
+         * later writer (wwhere) or a validating reader (our entry's run) may have with
+         * us. Only on this path: a thread alone records nothing, as it takes nothing.
+         * Relaxed: hints for the conflict log, ordered by nothing. */
+        where = sync_where_of(off);
+        atomic_store_explicit(wwhere_slot(off), mine | (uint64_t)where << 16,
+                              memory_order_relaxed);
+        if (atomic_load_explicit(&s->wsite, memory_order_relaxed) != s->site)
+            atomic_store_explicit(&s->wsite, s->site, memory_order_relaxed);
+    }
+    push_backup(s, off, size, w, where); /* w = the word before we owned it */
     s->nowned += w != NOT_OWNED;
     STM_ASSERT(s->nowned <= s->nws, "I3: owned objects are among the written ones");
     stm_read_barrier(obj);        /* a write implies a read (I5) */

@@ -52,12 +52,17 @@ void stm_import_log(struct stm_seg *s, int validate, int unlock_on_abort)
                  * object is not known: the conflict names none (object 0). */
                 if (unlock_on_abort)
                     stm_commit_leave(s);
+                s->conf_other_site = n->site;
                 stm_abort(SYNC_ABORT_READ_WRITE, n->seg, 0);
             }
             for (uint32_t i = 0; i < n->nruns; i++)
                 if (r[i].validate && rm[r[i].off >> 4] == rv) {
                     if (unlock_on_abort)
                         stm_commit_leave(s);
+                    /* the writer's side: its block and its location at its first
+                     * write of the object, as its entry recorded them */
+                    s->conf_other_site = n->site;
+                    s->conf_other_where = r[i].validate >> 1;
                     stm_abort(SYNC_ABORT_READ_WRITE, n->seg, r[i].off);
                 }
         }
@@ -208,6 +213,7 @@ struct log_entry *stm_entry_build(struct stm_seg *s)
     }
     atomic_init(&e->next, NULL);
     e->seg = s->idx;
+    e->site = s->site;
     e->nruns = (uint32_t)nruns;
     char *data = (char *)(e->runs + nruns);
     size_t k = 0;
@@ -218,7 +224,7 @@ struct log_entry *stm_entry_build(struct stm_seg *s)
         data += (LEN);                                                                    \
     } while (0)
     for (size_t i = 0; i < s->nws; i++)
-        ENTRY_RUN(s->ws[i].off, s->ws[i].size, 1);
+        ENTRY_RUN(s->ws[i].off, s->ws[i].size, 1u | s->ws[i].where << 1);
     for (size_t i = 0; i < s->nranges; i++)
         ENTRY_RUN(s->ranges[i].a, s->ranges[i].b - s->ranges[i].a, 0);
     for (size_t i = 0; i < s->nrecycled; i++)

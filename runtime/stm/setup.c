@@ -211,6 +211,9 @@ static int stm_init(const struct sync_config *cfg, char *err, size_t errlen)
         G.map_budget = 4;
     G.wlocks = mmap(NULL, heap / 16 * sizeof(uint64_t), PROT_READ | PROT_WRITE,
                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    /* Touched only where objects were owned with others running: as wlocks. */
+    G.wwhere = mmap(NULL, heap / 16 * sizeof(uint64_t), PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     /* On cache lines of their own: calloc only aligns to 16 bytes, and the end of one
      * segment's struct (its counters, written at every commit) would share a line with
      * the start of the next (its rev and log position, written at every import). */
@@ -218,9 +221,12 @@ static int stm_init(const struct sync_config *cfg, char *err, size_t errlen)
     G.gshare = mmap(NULL, heap / GRANULE * sizeof(uint64_t), PROT_READ | PROT_WRITE,
                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     G.segs = sync_private_alloc(((size_t)n + 1) * sizeof *G.segs);
-    if (G.wlocks == MAP_FAILED || G.gshare == MAP_FAILED || !G.segs) {
+    if (G.wlocks == MAP_FAILED || G.wwhere == MAP_FAILED || G.gshare == MAP_FAILED ||
+        !G.segs) {
         if (G.wlocks == MAP_FAILED)
             G.wlocks = NULL;
+        if (G.wwhere == MAP_FAILED)
+            G.wwhere = NULL;
         if (G.gshare == MAP_FAILED)
             G.gshare = NULL;
         snprintf(err, errlen, "stm: out of memory for %d segments' metadata", n);
@@ -300,6 +306,8 @@ static void stm_fini(void)
     free(G.segs);
     if (G.wlocks)
         munmap(G.wlocks, G.heap_size / 16 * sizeof(uint64_t));
+    if (G.wwhere)
+        munmap(G.wwhere, G.heap_size / 16 * sizeof(uint64_t));
     if (G.gshare)
         munmap(G.gshare, G.heap_size / GRANULE * sizeof(uint64_t));
     free(G.log_first);

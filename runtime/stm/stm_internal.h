@@ -160,7 +160,10 @@ void stm_assert_failed(const char *what, const char *cond, const char *file, int
 struct log_run {
     uintptr_t off;
     uint32_t len;
-    uint32_t validate;     /* 1: a written object (importers check their read marker) */
+    uint32_t validate;     /* nonzero: a written object (importers check their read
+                            * marker); then 1 | where << 1, the committer's location at
+                            * its first write of it (sync_where_of: a read-write
+                            * conflict names the writer's line, conflict analysis) */
 };
 
 /* A commit log entry; immutable once linked, except `next`. */
@@ -168,6 +171,7 @@ struct log_entry {
     _Atomic(struct log_entry *) next;
     uint64_t rev;
     int seg;               /* the committer's segment */
+    const char *site;      /* the committer's block label (conflict analysis) */
     uint32_t nruns;
     size_t new_bytes;      /* the runs' new bytes; the old ones follow */
     size_t cap;            /* bytes allocated for the entry */
@@ -213,6 +217,7 @@ struct own_entry {
 struct ws_entry {          /* an object written by the running transaction */
     uintptr_t off;
     uint32_t size;
+    uint32_t where;        /* our location at the first write (0: not asked: alone) */
     uint64_t saved;        /* its ownership word before we took it */
     size_t backup_at;      /* where its old bytes are in `backup` */
 };
@@ -236,6 +241,10 @@ struct stm_seg {
     /* shared */
     _Atomic uint64_t rev;        /* snapshot revision; read by min_active_rev (acquire) */
     _Atomic int abort_request;   /* set by an inevitable transaction wanting our object */
+    /* The object the inevitable transaction wants and its location there, stored
+     * (relaxed) before the request's release store: the conflict log's other side. */
+    _Atomic uint64_t abort_obj;
+    _Atomic uint32_t abort_where;
     _Atomic int active;          /* a thread is entered; written under the commit lock */
     _Atomic int publishing;      /* 1 from the link of our entry (in the commit window or
                                   * under the lock) until our owned objects are copied
@@ -244,6 +253,9 @@ struct stm_seg {
                                   * critical section: the commit lock's holder waits
                                   * until no segment has it; seq_cst, commit.c) */
     _Atomic(struct log_entry *) newest; /* our newest linked entry (never freed) */
+    _Atomic(const char *) wsite; /* the site of our transaction when it last took an
+                                  * object's ownership (relaxed; read by a writer that
+                                  * conflicts with it: conflict analysis, the other side) */
     _Atomic uint64_t privseq;    /* odd while our private commit copies into segment 0
                                   * (commit.c, commit_private): a filler taking one of our
                                   * granules waits for it to change (pages.c) */
@@ -254,6 +266,11 @@ struct stm_seg {
                                   * commit between its link and its publication, where
                                   * rev is still the predecessor's: commit.c) */
     const char *site;
+    /* The other side of the conflict about to be recorded (set just before stm_abort,
+     * consumed by it): its location and block label (conflict analysis). */
+    uint32_t conf_other_where;
+    const char *conf_other_site;
+    uint32_t conf_self_where;    /* our own side, when better known than sync_where_of */
     uint64_t attempt_ticks;
     uint64_t commit_counter;
     int marked;                  /* a transaction marked its reads since the markers were
@@ -304,6 +321,11 @@ struct stm_global {
     size_t map_budget;           /* mprotect calls a segment may make before it makes its
                                   * whole used heap accessible at once (mapping bound) */
     _Atomic uint64_t *wlocks;    /* [heap offset / 16]: owner | rev << 16 */
+    /* [heap offset / 16]: who last took the object's ownership, for conflict analysis:
+     * segment | where << 16 (sync_where_of at that first write). Written (relaxed) by
+     * the new owner right after its CAS, read (relaxed) by a writer that finds the
+     * object owned or newer than its snapshot; a hint that may name a later owner. */
+    _Atomic uint64_t *wwhere;
     _Atomic uint64_t *gshare;    /* [granule]: who holds it (GS_*, above) */
     /* Read on every begin, write and commit, changed only when a thread enters or
      * leaves: kept off the lines commits write, so reading it costs no cache miss after
@@ -404,7 +426,8 @@ void stm_depot_spill(struct stm_seg *s, int cls) __attribute__((cold, noinline))
 #else
 #define STM_DEPOT_HIGH 4096
 #endif
-static inline void push_backup(struct stm_seg *s, uintptr_t off, uint32_t size, uint64_t saved)
+static inline void push_backup(struct stm_seg *s, uintptr_t off, uint32_t size, uint64_t saved,
+                               uint32_t where)
 {
     if (SYNC_UNLIKELY(s->nws == s->ws_cap || s->backup_len + size > s->backup_cap))
         stm_grow_backup(s, size);
@@ -415,7 +438,7 @@ static inline void push_backup(struct stm_seg *s, uintptr_t off, uint32_t size, 
             __builtin_memcpy(dst + i, src + i, 8);
     else
         memcpy(dst, src, size);
-    s->ws[s->nws++] = (struct ws_entry){off, size, saved, s->backup_len};
+    s->ws[s->nws++] = (struct ws_entry){off, size, where, saved, s->backup_len};
     s->backup_len += size;
 }
 
@@ -489,6 +512,10 @@ static inline off_t file_off(int s, size_t page)
 static inline _Atomic uint64_t *wlock_slot(uintptr_t off)
 {
     return &G.wlocks[(off - G.rm_size) >> 4];
+}
+static inline _Atomic uint64_t *wwhere_slot(uintptr_t off)
+{
+    return &G.wwhere[(off - G.rm_size) >> 4];
 }
 
 /* Cheap timestamps for wasted-time accounting: the TSC, converted at abort time. */

@@ -1274,6 +1274,60 @@ out:
     return rc;
 }
 
+/* ---- functions, for conflict analysis's locations ---- */
+
+/* prog->funcs: "main" at instruction 0 and every CALL target with its first label,
+ * by increasing pc. */
+static int asm_funcs(struct asm_st *a)
+{
+    struct iv_program *pr = a->prog;
+    char *target = calloc((size_t)pr->ncode, 1);
+    if (!target)
+        return asm_err(a, 0, "out of memory");
+    target[0] = 1;
+    int n = 1;
+    for (int i = 0; i < pr->ncode; i++)
+        if (pr->code[i].op == IV_CALL && !target[pr->code[i].a]) {
+            target[pr->code[i].a] = 1;
+            n++;
+        }
+    pr->funcs = calloc((size_t)n, sizeof *pr->funcs);
+    if (!pr->funcs) {
+        free(target);
+        return asm_err(a, 0, "out of memory");
+    }
+    for (int i = 0, k = 0; i < pr->ncode && k < n; i++) {
+        if (!target[i])
+            continue;
+        struct iv_func *f = &pr->funcs[k++];
+        f->pc = i;
+        snprintf(f->name, sizeof f->name, "%s", "main");
+        for (int l = 0; i > 0 && l < a->nlabels; l++)
+            if (a->labels[l].idx == i) {      /* the first label naming it */
+                memcpy(f->name, a->labels[l].name, sizeof f->name);
+                break;
+            }
+        pr->nfuncs = k;
+    }
+    free(target);
+    return 0;
+}
+
+const char *iv_func_of(const struct iv_program *prog, int idx)
+{
+    int lo = 0, hi = prog->nfuncs - 1;    /* the last func with pc <= idx */
+    if (hi < 0)
+        return "main";
+    while (lo < hi) {
+        int mid = (lo + hi + 1) / 2;
+        if (prog->funcs[mid].pc <= idx)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return prog->funcs[lo].name;
+}
+
 /* ---- entry points ---- */
 
 void iv_program_free(struct iv_program *prog)
@@ -1282,6 +1336,7 @@ void iv_program_free(struct iv_program *prog)
         return;
     free(prog->code);
     free(prog->line);
+    free(prog->funcs);
     free(prog->atomic_set);
     free(prog);
 }
@@ -1335,6 +1390,8 @@ int iv_asm_parse(const char *text, size_t len, const char *src, const struct iv_
         goto out;
     }
     if (asm_analyse(&a) < 0)
+        goto out;
+    if (asm_funcs(&a) < 0)
         goto out;
     rc = 0;
 out:

@@ -125,6 +125,13 @@ struct iv_params {
     int memory;               /* enum iv_memory */
 };
 
+/* A function of a program: the first instruction of main or a CALL target, with the
+ * label that names it (conflict analysis names a bytecode's function). */
+struct iv_func {
+    int pc;
+    char name[IV_NAME_MAX];
+};
+
 struct iv_program {
     char name[64];
     struct iv_insn *code;
@@ -132,6 +139,8 @@ struct iv_program {
     uint64_t *atomic_set;     /* per instruction: for an ATOMIC_BEGIN, the globals (bits)
                                  its section may touch, callees included; else 0 */
     int ncode;
+    struct iv_func *funcs;    /* by increasing pc; funcs[0] is main, at pc 0 */
+    int nfuncs;
     struct iv_global globals[IV_MAX_GLOBALS];
     int nglobals;
     struct iv_expect expects[IV_MAX_EXPECTS];
@@ -150,6 +159,8 @@ int iv_asm_parse(const char *text, size_t len, const char *src, const struct iv_
 int iv_asm_load(const char *spec, const struct iv_params *p, struct iv_program **out,
                 char *err, size_t errlen);
 void iv_program_free(struct iv_program *prog);
+/* The function instruction idx belongs to: the last function starting at or before it. */
+const char *iv_func_of(const struct iv_program *prog, int idx);
 
 /* Built-in programs (programs.c): NULL-terminated names, text by name. */
 extern const char *const iv_builtin_names[];

@@ -764,6 +764,7 @@ static IV_OBJ_TEXT SYNC_NOINLINE uint64_t iv_run_obj(const struct iv_ctx *cx, st
             break;
         }
         case IV_LOAD_GLOBAL:
+            IV_WHERE(g);
             IV_LOCK(th, g, adepth);
             if (cx->prog->globals[g].kind == IV_KIND_INT) {
                 iv_cell_ref c = iv_lookup_cell(cx, th, pc - 1, g);
@@ -778,6 +779,7 @@ static IV_OBJ_TEXT SYNC_NOINLINE uint64_t iv_run_obj(const struct iv_ctx *cx, st
             break;
         case IV_STORE_GLOBAL: {
             iv_cell_ref c = iv_lookup_cell(cx, th, pc - 1, g);
+            IV_WHERE(g);
             IV_LOCK(th, g, adepth);
             SYNC_WRITE(c);
             r = (iv_val)c->value;

@@ -447,13 +447,83 @@ static const char iv_prog_arith[] =
     "        STORE_GLOBAL total     # total += acc\n"
     "        HALT\n";
 
+/* A read-mostly setting: thread 0 rewrites it on every item (in `update`), every other
+ * thread reads it on every item (in `lookup`) and counts the lookup in a shared counter
+ * of its own (`seen1` for thread 1, `seen2` for the others), so its commits validate
+ * (a commit that wrote only the thread's own objects would not): the writer and the
+ * readers conflict at two lines of two functions (conflict analysis's read-write case). */
+static const char iv_prog_read_mostly[] =
+    "# read-mostly: thread 0 rewrites a shared setting that the other threads read\n"
+    ".global int setting            # written by thread 0 only, in update\n"
+    ".global int updates            # updates done (thread 0)\n"
+    ".global int seen1              # lookups done by thread 1\n"
+    ".global int seen2              # lookups done by threads 2 and up\n"
+    ".expect updates + seen1 + seen2 = RUNS * ITER\n"
+    ".expect setting = ITER - 1\n"
+    "        PUSH 0\n"
+    "        STORE_LOCAL 0          # i = 0\n"
+    "loop:   LOAD_LOCAL 0\n"
+    "        PUSH ITER\n"
+    "        LT\n"
+    "        JUMP_IF_FALSE done     # while i < ITER:\n"
+    "        THREAD_ID\n"
+    "        JUMP_IF_TRUE reader    #   thread 0 writes, the others read\n"
+    "        LOAD_LOCAL 0\n"
+    "        CALL update 1\n"
+    "        POP                    #   update(i)\n"
+    "        JUMP next\n"
+    "reader: CALL lookup 0\n"
+    "        POP                    #   lookup()\n"
+    "next:   LOAD_LOCAL 0\n"
+    "        PUSH 1\n"
+    "        ADD\n"
+    "        STORE_LOCAL 0          #   i += 1\n"
+    "        JUMP loop\n"
+    "done:   HALT\n"
+    "\n"
+    "update: # update(v): setting = v; updates += 1\n"
+    "        LOAD_LOCAL 0\n"
+    "        STORE_GLOBAL setting\n"
+    "        LOAD_GLOBAL updates\n"
+    "        PUSH 1\n"
+    "        ADD\n"
+    "        STORE_GLOBAL updates\n"
+    "        PUSH 0\n"
+    "        RET\n"
+    "\n"
+    "lookup: # lookup(): n = 1 if setting >= 0 (it always is); seen1 or seen2 += n\n"
+    "        LOAD_GLOBAL setting\n"
+    "        PUSH 0\n"
+    "        LT\n"
+    "        NOT\n"
+    "        STORE_LOCAL 0\n"
+    "        THREAD_ID\n"
+    "        PUSH 1\n"
+    "        EQ\n"
+    "        JUMP_IF_FALSE other\n"
+    "        LOAD_GLOBAL seen1\n"
+    "        LOAD_LOCAL 0\n"
+    "        ADD\n"
+    "        STORE_GLOBAL seen1\n"
+    "        PUSH 0\n"
+    "        RET\n"
+    "other:  ATOMIC_BEGIN           # threads 2 and up share seen2\n"
+    "        LOAD_GLOBAL seen2\n"
+    "        LOAD_LOCAL 0\n"
+    "        ADD\n"
+    "        STORE_GLOBAL seen2\n"
+    "        ATOMIC_END\n"
+    "        PUSH 0\n"
+    "        RET\n";
+
 const char *const iv_builtin_names[] = { "counters", "shared-counter", "list-append", "mixed",
                                          "work-queue", "parallel-map", "memo-cache", "arith",
-                                         NULL };
+                                         "read-mostly", NULL };
 static const char *const iv_builtin_texts[] = { iv_prog_counters, iv_prog_shared_counter,
                                                 iv_prog_list_append, iv_prog_mixed,
                                                 iv_prog_work_queue, iv_prog_parallel_map,
-                                                iv_prog_memo_cache, iv_prog_arith };
+                                                iv_prog_memo_cache, iv_prog_arith,
+                                                iv_prog_read_mostly };
 
 const char *iv_builtin_text(const char *name)
 {

@@ -57,7 +57,7 @@ enum { IV_K_PROGRAM, IV_K_SWITCH, IV_K_ITER, IV_K_MEMORY, IV_NKNOBS };
 
 static const struct wl_knob iv_knobs[IV_NKNOBS] = {
     [IV_K_PROGRAM] = { "program", WL_KNOB_STR, 0, 0, 0, "counters",
-                       "a built-in program (counters, shared-counter, list-append, mixed; with "
+                       "a built-in program (counters, shared-counter, list-append, mixed, read-mostly; with "
                        "--memory other than raw also work-queue, parallel-map, memo-cache, arith) "
                        "or a program file (format: docs/interp.md)" },
     [IV_K_SWITCH] = { "switch-interval", WL_KNOB_INT, 100, 1, 1000000000, NULL,
@@ -327,6 +327,11 @@ struct iv_thread {
     int unfinished;                  /* the run in progress did not end after stop */
     uint64_t last_n;                 /* bytecodes of the last slice */
     uint64_t held;                   /* locks variant: objects locked by an atomic section */
+    int nglob;                       /* the program's globals (iv_where) */
+    uint32_t at[IV_MAX_GLOBALS];     /* 1 + the bytecode that last touched each object
+                                      * (IV_WHERE): the thread's location for conflict
+                                      * analysis, read by iv_where; plain memory outside
+                                      * the shared heap, so an abort leaves it as is */
     iv_ref obj[IV_MAX_GLOBALS];      /* this thread's instance of each object */
     uint64_t gobj[IV_MAX_GLOBALS];   /* object model: the tagged value of each declared
                                       * list or dict (obj[g] with its type) */
@@ -389,6 +394,32 @@ static inline void iv_fault(struct iv_vm *vm, int kind, int32_t pc)
         vm->fault_kind = kind;
         vm->fault_pc = pc;
     }
+}
+
+/* Conflict analysis (docs/contract.md "Conflict log"): each bytecode that touches a
+ * declared object first stores its own index + 1 (pc, already advanced) as the thread's
+ * last access to that object: one store, no load. Under the runtimes whose conflicts
+ * or waits name a location (stm, locks); compiled out with WHERE=0 (STMBENCH_WHERE) to
+ * measure its cost. */
+#if STMBENCH_WHERE && (defined(SYNC_RT_STM) || defined(SYNC_RT_LOCKS))
+#define IV_WHERE_ON 1
+#define IV_WHERE(g) (th->at[(g)] = (uint32_t)pc)
+#else
+#define IV_WHERE_ON 0
+#define IV_WHERE(g) ((void)0)
+#endif
+
+/* The runtime's sync_where hook (runtime/common.h): the thread's last access to obj
+ * if obj is one of its declared objects, else 0. Reads only the thread's own tables. */
+static __attribute__((unused)) uint32_t iv_where(void *arg, uintptr_t obj)
+{
+    const struct iv_thread *th = arg;
+    if (!obj)
+        return 0;
+    for (int g = 0; g < th->nglob; g++)
+        if (SYNC_REF_ID(th->obj[g]) == obj)
+            return th->at[g];
+    return 0;
 }
 
 #define IV_CELL(g) ((iv_cell_ref)th->obj[g])
@@ -512,6 +543,7 @@ static SYNC_NOINLINE uint64_t iv_run(const struct iv_ctx *cx, struct iv_thread *
             IV_NEXT;
         IV_CASE(IV_LOAD_GLOBAL) {
             iv_cell_ref c = IV_CELL(g);
+            IV_WHERE(g);
             IV_LOCK(th, g, adepth);
             SYNC_READ(c);
             vals[sp++] = c->value;
@@ -520,6 +552,7 @@ static SYNC_NOINLINE uint64_t iv_run(const struct iv_ctx *cx, struct iv_thread *
         }
         IV_CASE(IV_STORE_GLOBAL) {
             iv_cell_ref c = IV_CELL(g);
+            IV_WHERE(g);
             IV_LOCK(th, g, adepth);
             SYNC_WRITE(c);
             c->value = vals[--sp];
@@ -572,38 +605,45 @@ static SYNC_NOINLINE uint64_t iv_run(const struct iv_ctx *cx, struct iv_thread *
             vals[sp++] = b;
             IV_NEXT;
         IV_CASE(IV_LIST_APPEND)
+            IV_WHERE(g);
             IV_LOCK(th, g, adepth);
             if (iv_list_append(IV_LIST(g), vals[--sp]) < 0)
                 iv_fault(vm, IV_FAULT_LIST_FULL, (int32_t)pc - 1);
             IV_UNLOCK(th, g, adepth);
             IV_NEXT;
         IV_CASE(IV_LIST_GET)
+            IV_WHERE(g);
             IV_LOCK(th, g, adepth);
             vals[sp - 1] = iv_list_get(IV_LIST(g), vals[sp - 1]);
             IV_UNLOCK(th, g, adepth);
             IV_NEXT;
         IV_CASE(IV_LIST_SET)
+            IV_WHERE(g);
             IV_LOCK(th, g, adepth);
             iv_list_set(IV_LIST(g), vals[sp - 2], vals[sp - 1]);
             IV_UNLOCK(th, g, adepth);
             sp -= 2;
             IV_NEXT;
         IV_CASE(IV_LIST_LEN)
+            IV_WHERE(g);
             IV_LOCK(th, g, adepth);
             vals[sp++] = iv_list_len(IV_LIST(g));
             IV_UNLOCK(th, g, adepth);
             IV_NEXT;
         IV_CASE(IV_LIST_CLEAR)
+            IV_WHERE(g);
             IV_LOCK(th, g, adepth);
             iv_list_clear(IV_LIST(g));
             IV_UNLOCK(th, g, adepth);
             IV_NEXT;
         IV_CASE(IV_DICT_GET)
+            IV_WHERE(g);
             IV_LOCK(th, g, adepth);
             vals[sp - 1] = iv_dict_get(IV_DICT(g), vals[sp - 1]);
             IV_UNLOCK(th, g, adepth);
             IV_NEXT;
         IV_CASE(IV_DICT_SET)
+            IV_WHERE(g);
             IV_LOCK(th, g, adepth);
             if (iv_dict_set(IV_DICT(g), vals[sp - 2], vals[sp - 1]) < 0)
                 iv_fault(vm, IV_FAULT_DICT_FULL, (int32_t)pc - 1);
@@ -611,6 +651,7 @@ static SYNC_NOINLINE uint64_t iv_run(const struct iv_ctx *cx, struct iv_thread *
             sp -= 2;
             IV_NEXT;
         IV_CASE(IV_DICT_LEN)
+            IV_WHERE(g);
             IV_LOCK(th, g, adepth);
             vals[sp++] = iv_dict_len(IV_DICT(g));
             IV_UNLOCK(th, g, adepth);
@@ -781,8 +822,13 @@ static void iv_thread_run(void *ctx, struct wl_thread *t)
     struct iv_thread *th = &cx->th[t->tid];
     t->priv = th;
     wl_txlen_init(t, cx->interval, IV_TXLEN_START, IV_TXLEN_MAX);
+    th->nglob = cx->prog->nglobals;
+#if IV_WHERE_ON
+    sync_where = (struct sync_where_hook){iv_where, th};
+#endif
     if (cx->memory != IV_MEM_RAW) {
         iv_thread_run_obj(cx, t);
+        sync_where = (struct sync_where_hook){0};   /* th is not ours beyond this call */
         return;
     }
     iv_own_objects(cx, th);
@@ -801,7 +847,7 @@ static void iv_thread_run(void *ctx, struct wl_thread *t)
             lat_add(&t->len_hist, n);
         drained += n;
         sync_tick();
-    }
+    }    sync_where = (struct sync_where_hook){0};
 }
 
 /* ---- load, setup, check ---- */
@@ -1344,6 +1390,77 @@ static int iv_check(void *ctx, struct wl_thread *threads, int nthreads, char *ms
     return 0;
 }
 
+/* ---- conflict analysis: descriptions (struct workload, describe_*) ---- */
+
+/* "shared-counter:14 in main (STORE_GLOBAL counter)": the program, the source line,
+ * the function and the instruction of location `where` (1 + a bytecode index). */
+static void iv_describe_where(void *ctx, uint32_t where, char *buf, size_t n)
+{
+    const struct iv_ctx *cx = ctx;
+    const struct iv_program *pr = cx->prog;
+    buf[0] = '\0';
+    if (where == 0 || where > (uint32_t)pr->ncode)
+        return;
+    int i = (int)where - 1;
+    const struct iv_insn *in = &pr->code[i];
+    const char *arg = "";
+    switch (in->op) {
+    case IV_LOAD_GLOBAL: case IV_STORE_GLOBAL: case IV_LIST_APPEND: case IV_LIST_GET:
+    case IV_LIST_SET: case IV_LIST_LEN: case IV_LIST_CLEAR: case IV_DICT_GET:
+    case IV_DICT_SET: case IV_DICT_LEN: case IV_LIST_POP:
+        if (in->a >= 0 && in->a < pr->nglobals)
+            arg = pr->globals[in->a].name;
+        break;
+    default:
+        break;
+    }
+    snprintf(buf, n, "%s:%d in %s (%s%s%s)", pr->name, pr->line[i], iv_func_of(pr, i),
+             iv_op_name(in->op), *arg ? " " : "", arg);
+}
+
+/* "int counter", "list log", "list log[64..127]" (a chunk of its elements), "dict
+ * by_slot (thread 1)" for a per-thread object; empty when obj is none of them. Reads
+ * the heap as the check does (main thread, after the run). */
+static void iv_describe_object(void *ctx, uint64_t obj, char *buf, size_t n)
+{
+    const struct iv_ctx *cx = ctx;
+    const struct iv_program *pr = cx->prog;
+    static const char *const kinds[] = {"int", "list", "dict"};
+    buf[0] = '\0';
+    if (!obj)
+        return;
+    for (int g = 0; g < pr->nglobals; g++) {
+        const struct iv_global *gl = &pr->globals[g];
+        int ninst = gl->per_thread ? cx->nthreads : 1;
+        for (int t = 0; t < ninst; t++) {
+            iv_ref r = cx->objs[(size_t)g * (size_t)cx->nthreads + (size_t)t];
+            char who[24] = "";
+            if (gl->per_thread)
+                snprintf(who, sizeof who, " (thread %d)", t);
+            if (SYNC_REF_ID(r) == obj) {
+                snprintf(buf, n, "%s %s%s", kinds[gl->kind], gl->name, who);
+                return;
+            }
+            if (gl->kind != IV_KIND_LIST || cx->memory != IV_MEM_RAW || r == SYNC_NULL)
+                continue;
+            iv_list_ref l = (iv_list_ref)r;
+            iv_dir_ref d = l->dir;
+            if (d == SYNC_NULL)
+                continue;
+            if (SYNC_REF_ID(d) == obj) {
+                snprintf(buf, n, "list %s (its directory)%s", gl->name, who);
+                return;
+            }
+            for (int k = 0; k < IV_NCHUNKS; k++)
+                if (d->c[k] != SYNC_NULL && SYNC_REF_ID(d->c[k]) == obj) {
+                    snprintf(buf, n, "list %s[%d..%d]%s", gl->name, k * IV_CHUNK,
+                             k * IV_CHUNK + IV_CHUNK - 1, who);
+                    return;
+                }
+        }
+    }
+}
+
 #define IV_SUMMARY "a stack bytecode interpreter whose objects live in the shared heap"
 
 WORKLOAD_EXPORT(interp, SYNC_RT_ID) = {
@@ -1359,6 +1476,8 @@ WORKLOAD_EXPORT(interp, SYNC_RT_ID) = {
     .teardown = iv_teardown,
     .tx_adaptive = WL_TX_ADAPTIVE,
     .auto_knob = 1 + IV_K_SWITCH,
+    .describe_where = iv_describe_where,
+    .describe_object = iv_describe_object,
 };
 
 #endif
