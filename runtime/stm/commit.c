@@ -432,6 +432,18 @@ static SYNC_NOINLINE int conflict_other_side(struct stm_seg *s, uintptr_t obj, i
     return seg;
 }
 
+/* Records who took obj's ownership, from where, for the conflicts a later writer
+ * (wwhere) or a validating reader (our entry's run) may have with us; returns the
+ * location. Relaxed: hints for the conflict log, ordered by nothing. */
+static SYNC_NOINLINE uint32_t record_taker(struct stm_seg *s, uintptr_t off, uint64_t mine)
+{
+    uint32_t where = sync_where_of(off);
+    atomic_store_explicit(wwhere_slot(off), mine | (uint64_t)where << 16, memory_order_relaxed);
+    if (atomic_load_explicit(&s->wsite, memory_order_relaxed) != s->site)
+        atomic_store_explicit(&s->wsite, s->site, memory_order_relaxed);
+    return where;
+}
+
 void _stm_write_slowpath(void __seg_gs *obj)
 {
     struct stm_seg *s = stm_me;
@@ -520,18 +532,9 @@ void _stm_write_slowpath(void __seg_gs *obj)
     STM_ASSERT(w == NOT_OWNED ||
                    (atomic_load_explicit(slot, memory_order_relaxed) & 0xffff) == mine,
                "I3: the writer owns the object after its CAS");
-    uint32_t where = 0;
-    if (w != NOT_OWNED) {
-        /* Others run: record who took the object, from where, for the conflicts a
-         * later writer (wwhere) or a validating reader (our entry's run) may have with
-         * us. Only on this path: a thread alone records nothing, as it takes nothing.
-         * Relaxed: hints for the conflict log, ordered by nothing. */
-        where = sync_where_of(off);
-        atomic_store_explicit(wwhere_slot(off), mine | (uint64_t)where << 16,
-                              memory_order_relaxed);
-        if (atomic_load_explicit(&s->wsite, memory_order_relaxed) != s->site)
-            atomic_store_explicit(&s->wsite, s->site, memory_order_relaxed);
-    }
+    /* Others run: record who took the object (out of line: a thread alone, which
+     * takes nothing, records nothing and keeps its path as short as before) */
+    uint32_t where = w != NOT_OWNED ? record_taker(s, off, mine) : 0;
     push_backup(s, off, size, w, where); /* w = the word before we owned it */
     s->nowned += w != NOT_OWNED;
     STM_ASSERT(s->nowned <= s->nws, "I3: owned objects are among the written ones");
