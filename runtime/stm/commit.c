@@ -389,26 +389,33 @@ void __attribute__((noreturn)) stm_abort(enum sync_abort_kind kind, int other,
 }
 
 /* Checked at slow paths: an inevitable transaction wants something we own. */
+/* An inevitable transaction asked us to let go of an object (check_abort_request):
+ * abort, recording both sides. Out of line and cold: the barriers that inline the check
+ * keep their registers for the common path. */
+static SYNC_NOINLINE __attribute__((cold, noreturn)) void abort_for_inevitable(struct stm_seg *s)
+{
+    atomic_store_explicit(&s->abort_request, 0, memory_order_relaxed);
+    int ie = atomic_load_explicit(&G.inevitable, memory_order_relaxed);
+    /* relaxed: stored before the request, which the caller's acquire read (a hint) */
+    uintptr_t obj = (uintptr_t)atomic_load_explicit(&s->abort_obj, memory_order_relaxed);
+    s->conf_other_where = atomic_load_explicit(&s->abort_where, memory_order_relaxed);
+    if (ie >= 1 && ie <= G.nseg)
+        s->conf_other_site = atomic_load_explicit(&G.segs[ie].wsite, memory_order_relaxed);
+    /* our side: where we first wrote the object it wants (we own it) */
+    for (size_t i = 0; obj && i < s->nws; i++)
+        if (s->ws[i].off == obj) {
+            s->conf_self_where = ws_where(&s->ws[i]);
+            break;
+        }
+    stm_abort(SYNC_ABORT_INEVITABLE, ie, obj);
+}
+
 static inline void check_abort_request(struct stm_seg *s)
 {
     /* acquire: pairs with the release store of the inevitable requester */
     if (SYNC_UNLIKELY(atomic_load_explicit(&s->abort_request, memory_order_acquire)) &&
-        !s->inevitable) {
-        atomic_store_explicit(&s->abort_request, 0, memory_order_relaxed);
-        int ie = atomic_load_explicit(&G.inevitable, memory_order_relaxed);
-        /* relaxed: stored before the request, which the acquire above read (a hint) */
-        uintptr_t obj = (uintptr_t)atomic_load_explicit(&s->abort_obj, memory_order_relaxed);
-        s->conf_other_where = atomic_load_explicit(&s->abort_where, memory_order_relaxed);
-        if (ie >= 1 && ie <= G.nseg)
-            s->conf_other_site = atomic_load_explicit(&G.segs[ie].wsite, memory_order_relaxed);
-        /* our side: where we first wrote the object it wants (we own it) */
-        for (size_t i = 0; obj && i < s->nws; i++)
-            if (s->ws[i].off == obj) {
-                s->conf_self_where = s->ws[i].where;
-                break;
-            }
-        stm_abort(SYNC_ABORT_INEVITABLE, ie, obj);
-    }
+        !s->inevitable)
+        abort_for_inevitable(s);
 }
 
 /* ------------------------------------------------------------ barriers */
@@ -432,16 +439,31 @@ static SYNC_NOINLINE int conflict_other_side(struct stm_seg *s, uintptr_t obj, i
     return seg;
 }
 
-/* Records who took obj's ownership, from where, for the conflicts a later writer
- * (wwhere) or a validating reader (our entry's run) may have with us; returns the
- * location. Relaxed: hints for the conflict log, ordered by nothing. */
-static SYNC_NOINLINE uint32_t record_taker(struct stm_seg *s, uintptr_t off, uint64_t mine)
+/* The write barrier's aborts: the other side as conflict_other_side finds it (a
+ * read-write abort knows no owner: the last taker names it), then the abort. One cold
+ * call, so that the barrier keeps its registers for the common path. */
+static SYNC_NOINLINE __attribute__((cold, noreturn)) void
+abort_naming_other(struct stm_seg *s, uintptr_t off, int owner, enum sync_abort_kind kind)
 {
+    int other = conflict_other_side(s, off, owner);
+    stm_abort(kind, owner ? owner : other, off);
+}
+
+/* An object we took from others' reach (its word was not NOT_OWNED): counts it owned
+ * and records who took it and from where, in its write-set entry (the last one, just
+ * pushed) and in wwhere, for the conflicts a later writer (wwhere) or a validating reader
+ * (our entry's run) may have with us. Out of line: a thread alone takes nothing and keeps
+ * its path as short as without conflict analysis. Relaxed: hints for the conflict log,
+ * ordered by nothing. */
+static SYNC_NOINLINE void record_taker(struct stm_seg *s, uintptr_t off)
+{
+    uint64_t mine = (uint64_t)s->idx;
     uint32_t where = sync_where_of(off);
+    s->ws[s->nws - 1].where = where;
+    s->nowned++;
     atomic_store_explicit(wwhere_slot(off), mine | (uint64_t)where << 16, memory_order_relaxed);
     if (atomic_load_explicit(&s->wsite, memory_order_relaxed) != s->site)
         atomic_store_explicit(&s->wsite, s->site, memory_order_relaxed);
-    return where;
 }
 
 void _stm_write_slowpath(void __seg_gs *obj)
@@ -480,8 +502,7 @@ void _stm_write_slowpath(void __seg_gs *obj)
         uint64_t owner = w & 0xffff;
         if (owner == 0) {
             if ((w >> 16) > s->rev) { /* committed after our snapshot: we read it stale */
-                int other = conflict_other_side(s, off, 0);
-                stm_abort(SYNC_ABORT_READ_WRITE, other, off);
+                abort_naming_other(s, off, 0, SYNC_ABORT_READ_WRITE);
             }
             /* acquire on success: as above; the failure reloads w */
             if (atomic_compare_exchange_weak_explicit(slot, &w, w | mine,
@@ -493,8 +514,7 @@ void _stm_write_slowpath(void __seg_gs *obj)
         if (owner == mine)
             stm_fatal("%s: object owned but its write flag is set", "write barrier");
         if (!s->inevitable) {
-            conflict_other_side(s, off, (int)owner);
-            stm_abort(SYNC_ABORT_WRITE_WRITE, (int)owner, off);
+            abort_naming_other(s, off, (int)owner, SYNC_ABORT_WRITE_WRITE);
         }
         /* We are inevitable (I6): ask the owner to abort and wait for the object.
          * The object changed hands meanwhile: the last owner we asked let it go
@@ -532,11 +552,9 @@ void _stm_write_slowpath(void __seg_gs *obj)
     STM_ASSERT(w == NOT_OWNED ||
                    (atomic_load_explicit(slot, memory_order_relaxed) & 0xffff) == mine,
                "I3: the writer owns the object after its CAS");
-    /* Others run: record who took the object (out of line: a thread alone, which
-     * takes nothing, records nothing and keeps its path as short as before) */
-    uint32_t where = w != NOT_OWNED ? record_taker(s, off, mine) : 0;
-    push_backup(s, off, size, w, where); /* w = the word before we owned it */
-    s->nowned += w != NOT_OWNED;
+    push_backup(s, off, size, w); /* w = the word before we owned it */
+    if (w != NOT_OWNED)
+        record_taker(s, off);
     STM_ASSERT(s->nowned <= s->nws, "I3: owned objects are among the written ones");
     stm_read_barrier(obj);        /* a write implies a read (I5) */
     ((struct sync_hdr __seg_gs *)obj)->flags &= ~STM_WB;

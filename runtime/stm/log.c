@@ -224,7 +224,7 @@ struct log_entry *stm_entry_build(struct stm_seg *s)
         data += (LEN);                                                                    \
     } while (0)
     for (size_t i = 0; i < s->nws; i++)
-        ENTRY_RUN(s->ws[i].off, s->ws[i].size, 1u | s->ws[i].where << 1);
+        ENTRY_RUN(s->ws[i].off, s->ws[i].size, 1u | ws_where(&s->ws[i]) << 1);
     for (size_t i = 0; i < s->nranges; i++)
         ENTRY_RUN(s->ranges[i].a, s->ranges[i].b - s->ranges[i].a, 0);
     for (size_t i = 0; i < s->nrecycled; i++)

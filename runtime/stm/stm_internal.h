@@ -217,7 +217,8 @@ struct own_entry {
 struct ws_entry {          /* an object written by the running transaction */
     uintptr_t off;
     uint32_t size;
-    uint32_t where;        /* our location at the first write (0: not asked: alone) */
+    uint32_t where;        /* our location at the first write; set only where saved !=
+                            * NOT_OWNED (read only there: ws_where) */
     uint64_t saved;        /* its ownership word before we took it */
     size_t backup_at;      /* where its old bytes are in `backup` */
 };
@@ -426,8 +427,17 @@ void stm_depot_spill(struct stm_seg *s, int cls) __attribute__((cold, noinline))
 #else
 #define STM_DEPOT_HIGH 4096
 #endif
-static inline void push_backup(struct stm_seg *s, uintptr_t off, uint32_t size, uint64_t saved,
-                               uint32_t where)
+/* The entry's `where` is left unset: only an entry whose object we took from others'
+ * reach (saved != NOT_OWNED) has one, filled in out of line (commit.c, record_taker),
+ * and only such entries' `where` is read. The path of a thread alone stays as short as
+ * without conflict analysis. */
+/* The location recorded with a write-set entry, 0 where none was (not taken). */
+static inline uint32_t ws_where(const struct ws_entry *e)
+{
+    return e->saved != NOT_OWNED ? e->where : 0;
+}
+
+static inline void push_backup(struct stm_seg *s, uintptr_t off, uint32_t size, uint64_t saved)
 {
     if (SYNC_UNLIKELY(s->nws == s->ws_cap || s->backup_len + size > s->backup_cap))
         stm_grow_backup(s, size);
@@ -438,7 +448,11 @@ static inline void push_backup(struct stm_seg *s, uintptr_t off, uint32_t size, 
             __builtin_memcpy(dst + i, src + i, 8);
     else
         memcpy(dst, src, size);
-    s->ws[s->nws++] = (struct ws_entry){off, size, where, saved, s->backup_len};
+    struct ws_entry *e = &s->ws[s->nws++];
+    e->off = off;
+    e->size = size;
+    e->saved = saved;
+    e->backup_at = s->backup_len;
     s->backup_len += size;
 }
 

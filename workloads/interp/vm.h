@@ -847,7 +847,8 @@ static void iv_thread_run(void *ctx, struct wl_thread *t)
             lat_add(&t->len_hist, n);
         drained += n;
         sync_tick();
-    }    sync_where = (struct sync_where_hook){0};
+    }
+    sync_where = (struct sync_where_hook){0};
 }
 
 /* ---- load, setup, check ---- */
