@@ -19,6 +19,8 @@ writes PNG and SVG files into RESULTS_DIR/plots/:
   throughput_all   the throughput plots of every workload in one figure
   txlen_<w>        ops/s against transaction length (log x) from sweep.csv, one line per
                    runtime x threads, `auto` as a star at the mean length it ran
+  conflict_timeline_<w>  time lost per twentieth of the run by the top 3 conflict pairs
+                   of each runtime (conflicts.csv with the pair columns)
 
 Oversubscribed points (more threads than the context's hardware threads, `pus`) sit in a
 shaded band of every threads axis and have open markers; the bars and lines of other
@@ -467,6 +469,37 @@ def fig_txlen_sweep(d, machine, outdir, made):
         save(fig, outdir, "txlen_%s" % rep.safe_name(w), made)
 
 
+def fig_conflict_timeline(d, rows, machine, outdir, made):
+    """conflict_timeline_<w>: time lost per twentieth of the run (summed over the runs,
+    divided by their number) for the top 3 pairs of each runtime of the workload, from
+    conflicts.csv's pair columns (nothing for an older file)."""
+    allpairs = rep.read_pairs(d, rows)
+    if not allpairs:
+        return
+    for w in sorted({k[0] for k in allpairs}, key=rep.workload_key):
+        fig, ax = plt.subplots(figsize=(8, 4.5))
+        drawn = 0
+        for rt in sorted({k[1] for k in allpairs if k[0] == w}, key=rep.runtime_key):
+            colour = style(rt)[0]
+            for i, (key, e) in enumerate(rep.top_pairs(allpairs[(w, rt)], 3)):
+                kind, obj = key[0], key[1] or "(none)"
+                n = max(1, len(e["runs"]))
+                xs = [(b + 0.5) / rep.TIMELINE_BINS for b in range(rep.TIMELINE_BINS)]
+                ys = [v / n / 1e6 for v in e["bins"]]
+                ax.plot(xs, ys, color=colour, linestyle=("-", "--", ":")[i], marker=".",
+                        label="%s #%d %s %s" % (rt, i + 1, kind, obj[:32]))
+                drawn += 1
+        if not drawn:
+            plt.close(fig)
+            continue
+        ax.set_xlabel("fraction of the run")
+        ax.set_ylabel("time lost per interval, ms (mean over runs)")
+        ax.set_title("%s: top conflict pairs over the run\n%s" % (w, machine), fontsize=9)
+        ax.legend(fontsize=7)
+        ax.grid(alpha=0.3)
+        save(fig, outdir, "conflict_timeline_%s" % rep.safe_name(w), made)
+
+
 def main(argv):
     if len(argv) != 2:
         sys.stderr.write("usage: plot.py RESULTS_DIR\n")
@@ -499,6 +532,7 @@ def main(argv):
     fig_overhead_bars(points, machine, outdir, made)
     fig_throughput_all(points, machine, outdir, made)
     fig_txlen_sweep(d, machine, outdir, made)
+    fig_conflict_timeline(d, rows, machine, outdir, made)
     print("plot.py: %d files in %s" % (len(made), outdir))
     return 0
 

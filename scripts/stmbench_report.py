@@ -733,8 +733,157 @@ def write_conflicts(d, rows, ctx):
             more = len(items) - TOP
             out += ["**%s**%s" % (title, " (%d more not shown)" % more if more > 0 else ""), "",
                     md_table([col, "aborts", "share", "wasted", "kinds"], body, "lrrrl"), ""]
+    out += pairs_md(read_pairs(d, rows))
     with open(os.path.join(d, "conflicts.md"), "w") as f:
         f.write("\n".join(out))
+
+
+# ------------------------------------------------------------- conflict pairs
+
+# The columns the conflict analysis added (docs/contract.md, "Conflict log"): a file
+# with them gets the pairs below; an older file only the tables above.
+PAIR_COLUMNS = ("where", "other_site", "other_where", "object_name", "weight")
+PAIR_TOP = 5
+TIMELINE_BINS = 20
+
+
+def pair_advice(kind, obj, where, other_where):
+    """One line of advice from the pair's kind and shape (as `--report` prints it)."""
+    same = bool(where) and where == other_where
+    if kind == "write-write":
+        if same:
+            return ("every transaction writes this one object here (a shared counter?): "
+                    "keep one per thread and merge them at the end")
+        return ("two places write this one object: give each writer its own object (or "
+                "pad objects that only share it), or write it in a shorter transaction")
+    if kind == "read-write":
+        if not obj:
+            return ("the transaction began alone and marked no reads, so any commit "
+                    "meanwhile aborts it: harmless once the threads run together")
+        if same:
+            return ("read, then written by another transaction at the same place: a shared "
+                    "counter? keep one per thread and merge them at the end")
+        return ("this object is read here and written there on every transaction: if it "
+                "is read-mostly, write it only when its value changes")
+    if kind == "inevitable":
+        if same:
+            return ("a transaction that kept aborting on this object became inevitable and "
+                    "took it: every transaction writes it here (a shared counter?): keep one "
+                    "per thread and merge them at the end")
+        if obj:
+            return ("a transaction that kept aborting on this object became inevitable and "
+                    "took it: give each writer its own object, or write it in a shorter "
+                    "transaction")
+        return ("an inevitable transaction needed what this one held: keep I/O and "
+                "sync_inevitable out of hot transactions")
+    if "wait" in kind:
+        if same:
+            return ("every thread takes this lock here: split what it guards (one per "
+                    "thread, merged at the end) or hold it for less")
+        return ("waiters queue behind the holder's section: hold the lock for less, or "
+                "split what it guards")
+    return ("not a conflict between transactions (chaos mode, a retry, a hardware abort): "
+            "nothing to change in the program")
+
+
+def read_pairs(d, rows):
+    """The conflict pairs of DIR/conflicts.csv by (workload, runtime): for each, a dict
+    of pair key (kind, object, site, where, other_site, other_where) -> {"n": count (sum
+    of weight), "ns": time lost (sum of wasted_ns), "bins": time lost per twentieth of
+    the run (TIMELINE_BINS, summed over runs), "runs": run ids}. None for a file
+    without the analysis's columns (an older bench) or no file."""
+    path = os.path.join(d, "conflicts.csv")
+    if not os.path.isfile(path) or os.path.getsize(path) == 0:
+        return None
+    runs = {r["run_id"]: r for r in rows}
+    out = defaultdict(lambda: defaultdict(lambda: {"n": 0, "ns": 0.0,
+                                                   "bins": [0.0] * TIMELINE_BINS,
+                                                   "runs": set()}))
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        if any(c not in (reader.fieldnames or []) for c in PAIR_COLUMNS):
+            return None
+        for c in reader:
+            run = runs.get(c["run_id"])
+            if not run:
+                continue
+            obj = c["object_name"]
+            if not obj and c["object"]:
+                try:
+                    obj = c["object"] if int(c["object"], 0) else ""
+                except ValueError:
+                    raise InputError("%s:%d: object: '%s' is not a number"
+                                     % (path, reader.line_num, c["object"]))
+            key = (c["kind"] or "other", obj, c["site"], c["where"], c["other_site"],
+                   c["other_where"])
+            e = out[(run["workload"], run["runtime"])][key]
+            ns = _num(path, reader.line_num, "wasted_ns", c["wasted_ns"]) or 0.0
+            e["n"] += _num(path, reader.line_num, "weight", c["weight"] or "1", int)
+            e["ns"] += ns
+            e["runs"].add(c["run_id"])
+            dur = float(run.get("duration_s") or 0) * 1e9
+            t = _num(path, reader.line_num, "t_ns", c["t_ns"]) or 0.0
+            b = int(TIMELINE_BINS * t / dur) if dur > 0 else 0
+            e["bins"][min(TIMELINE_BINS - 1, max(0, b))] += ns
+    return out
+
+
+def top_pairs(pairs, top=PAIR_TOP):
+    """The pairs ranked as `--report` ranks them: time lost, then count, then the strings."""
+    return sorted(pairs.items(), key=lambda kv: (-kv[1]["ns"], -kv[1]["n"], kv[0]))[:top]
+
+
+def pair_side(site, where):
+    if not site and not where:
+        return "unknown"
+    if site and where:
+        return "`%s` at %s" % (site, where)
+    return "`%s`" % (site or where)
+
+
+def pairs_md(allpairs):
+    """conflicts.md's sections on pairs: per workload and runtime the top pairs with both
+    sides and advice, then per workload the runtimes side by side."""
+    if allpairs is None:
+        return []
+    out = ["## Conflict pairs: both sides", "",
+           "A pair is the aborts (or lock waits) with the same kind, object and both sides' "
+           "block and location; *count* sums the rows' `weight`, *lost* their `wasted_ns`, "
+           "ranked by time lost as `stmbench --report` ranks them. The timelines of each "
+           "workload's top pairs are in plots/conflict_timeline_<workload>.png.", ""]
+    keys = sorted(allpairs, key=lambda k: (workload_key(k[0]), runtime_key(k[1])))
+    for key in keys:
+        w, rt = key
+        total = sum(e["ns"] for e in allpairs[key].values())
+        body = []
+        for i, ((kind, obj, site, where, osite, owhere), e) in enumerate(top_pairs(allpairs[key])):
+            body.append([i + 1, kind, obj or "(none)", pair_side(site, where),
+                         pair_side(osite, owhere), e["n"], fmt_ns(e["ns"]),
+                         "%.1f%%" % (100.0 * e["ns"] / total) if total else "-",
+                         pair_advice(kind, obj, where, owhere)])
+        out += ["### %s — %s" % (w, rt), "",
+                md_table(["#", "kind", "object", "this side", "other side", "count", "lost",
+                          "share", "advice"], body, "rllllrrrl"), ""]
+    byw = defaultdict(list)
+    for w, rt in keys:
+        byw[w].append(rt)
+    multi = [w for w in byw if len(byw[w]) > 1]
+    if multi:
+        out += ["## One program, every runtime", "",
+                "The top three entries of each runtime on the same workload: what the STM "
+                "loses to aborts beside what the runtimes that wait lose to waiting.", ""]
+        for w in sorted(multi, key=workload_key):
+            body = []
+            for rt in byw[w]:
+                for i, ((kind, obj, site, where, osite, owhere), e) in enumerate(
+                        top_pairs(allpairs[(w, rt)], 3)):
+                    body.append([rt if i == 0 else "", kind, obj or "(none)",
+                                 pair_side(site, where), pair_side(osite, owhere), e["n"],
+                                 fmt_ns(e["ns"])])
+            out += ["### %s" % w, "",
+                    md_table(["runtime", "kind", "object", "this side", "other side", "count",
+                              "lost"], body, "llllllr"), ""]
+    return out
 
 
 # ---------------------------------------------------------------- gnuplot data

@@ -52,6 +52,31 @@ if got != want:
 PYEOF
 }
 
+# conflicts.md (scripts/stmbench_report.py) of folder $1: its interp/stm table's first
+# row names object $2 and the sides at $3 and $4, with the count and time of the CSV's
+# top pair recomputed here; the timeline figure exists.
+md_pairs() {
+    "$PY" - "$@" <<'PYEOF'
+import csv, os, sys
+d, obj, where, other = sys.argv[1:5]
+pairs = {}
+for r in csv.DictReader(open(d + "/conflicts.csv")):
+    o = r["object_name"] or (r["object"] if int(r["object"], 0) else "")
+    k = (r["kind"], o, r["site"], r["where"], r["other_site"], r["other_where"])
+    c, w = pairs.get(k, (0, 0))
+    pairs[k] = (c + int(r["weight"]), w + int(r["wasted_ns"]))
+(kind, o, site, wh, osite, owh), (c, w) = sorted(pairs.items(),
+                                                 key=lambda kv: (-kv[1][1], -kv[1][0], kv[0]))[0]
+assert (o, wh, owh) == (obj, where, other), (o, wh, owh)
+md = open(d + "/conflicts.md").read().split("### interp — stm", 1)[1].splitlines()
+row = [l for l in md if l.startswith("| 1 |")][0]
+cells = [x.strip() for x in row.strip("|").split("|")]
+assert cells[1:6] == [kind, obj, "`%s` at %s" % (site, where), "`%s` at %s" % (osite, other),
+                      str(c)], (cells, kind, c)
+assert os.path.getsize(d + "/plots/conflict_timeline_interp.png") > 0
+PYEOF
+}
+
 # NAME OBJECT ABORTED-WHERE OTHER-WHERE
 for spec in "shared-counter|int counter|shared-counter:14 in main (STORE_GLOBAL counter)|shared-counter:14 in main (STORE_GLOBAL counter)" \
             "list-append|list log|list-append:13 in main (LIST_APPEND log)|list-append:13 in main (LIST_APPEND log)" \
@@ -60,8 +85,10 @@ for spec in "shared-counter|int counter|shared-counter:14 in main (STORE_GLOBAL 
     csvf=$tmp/$prog.csv rep=$tmp/$prog.txt
     for try in 1 2 3; do
         rm -f "$csvf"
+        rm -f "$tmp/$prog-runs.csv"
         "$BIN" --runtime stm --workload interp --program "$prog" --threads 3 --pin none \
-            --switch-interval 5000 --duration 0.5 --conflicts "$csvf" --report >"$rep" 2>&1
+            --switch-interval 5000 --duration 0.5 --conflicts "$csvf" --report \
+            --csv "$tmp/$prog-runs.csv" >"$rep" 2>&1
         rc=$?
         n=$(($(wc -l <"$csvf") - 1))
         [ "$rc" -eq 0 ] && [ "$n" -ge 20 ] && break
@@ -76,6 +103,12 @@ for spec in "shared-counter|int counter|shared-counter:14 in main (STORE_GLOBAL 
     check "$prog: the top pair names $obj and both lines" $r "$top"
     out=$(recompute "$csvf" "$rep" 2>&1)
     check "$prog: the report's top five equal the CSV's rows" $? "$out"
+    # make bench's conflicts.md and timeline figure, from the same run
+    md=$tmp/md-$prog
+    mkdir -p "$md" && cp "$csvf" "$md/conflicts.csv" && cp "$tmp/$prog-runs.csv" "$md/runs.csv"
+    out=$("$PY" scripts/stmbench_report.py conflicts "$md" 2>&1 && "$PY" scripts/plot.py "$md" 2>&1 &&
+          md_pairs "$md" "$obj" "$where" "$other" 2>&1)
+    check "$prog: conflicts.md's top pair and its timeline (plots/conflict_timeline_interp)" $? "$out"
 done
 
 # Bad usage and an old conflicts file.
