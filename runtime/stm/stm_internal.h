@@ -404,6 +404,14 @@ void stm_depot_spill(struct stm_seg *s, int cls) __attribute__((cold, noinline))
 #else
 #define STM_DEPOT_HIGH 4096
 #endif
+/* Makes off (of size class cls) ready for reuse; a list that reaches STM_DEPOT_HIGH
+ * spills to the depot (D1). */
+static inline void ready_push(struct stm_seg *s, int cls, uintptr_t off)
+{
+    freelist_push(&s->ready[cls], off);
+    if (SYNC_UNLIKELY(s->ready[cls].n >= STM_DEPOT_HIGH))
+        stm_depot_spill(s, cls);
+}
 static inline void push_backup(struct stm_seg *s, uintptr_t off, uint32_t size, uint64_t saved)
 {
     if (SYNC_UNLIKELY(s->nws == s->ws_cap || s->backup_len + size > s->backup_cap))
