@@ -8,7 +8,11 @@
 # Variables (environment; `make bench VAR=value` passes them):
 #   BENCH_DURATION  seconds per run (default 5: on 2 cores, with 5 runtimes besides
 #                   seq, the sweep is 4 workloads x 16 points (seq; 1, 2 and 4 threads,
-#                   4 oversubscribed) x 3 repeats: about 16 minutes, and the length sweep)
+#                   4 oversubscribed) x 3 repeats: about 12 minutes, then the length
+#                   sweep and interp's memory modes: make bench takes about 18 minutes)
+#   BENCH_OVERSUB_DURATION  seconds per run of the oversubscribed point (default 1:
+#                   its figures are counts, aborts per commit and the like, never
+#                   timings, and 1 s gives them; 4 minutes less on 2 cores)
 #   BENCH_COMPOSE_DURATION  seconds per run of the compose workload (default 1: about
 #                   40 s more on 2 cores)
 #   BENCH_REPEAT    runs per point (default 3; the tables use medians)
@@ -88,6 +92,10 @@ COMPOSE_DURATION=${BENCH_COMPOSE_DURATION:-1}
 [[ $COMPOSE_DURATION =~ ^([0-9]+\.?[0-9]*|\.[0-9]+)$ ]] &&
     awk -v d="$COMPOSE_DURATION" 'BEGIN{exit !(d > 0)}' ||
     die 2 "BENCH_COMPOSE_DURATION='$COMPOSE_DURATION' is not a positive number of seconds"
+OVERSUB_DURATION=${BENCH_OVERSUB_DURATION:-1}
+[[ $OVERSUB_DURATION =~ ^([0-9]+\.?[0-9]*|\.[0-9]+)$ ]] &&
+    awk -v d="$OVERSUB_DURATION" 'BEGIN{exit !(d > 0)}' ||
+    die 2 "BENCH_OVERSUB_DURATION='$OVERSUB_DURATION' is not a positive number of seconds"
 TIMEOUT=${BENCH_TIMEOUT:-$(awk -v d="$DURATION" 'BEGIN{printf "%d", 3 * d + 120}')}
 [[ $TIMEOUT =~ ^[0-9]+$ ]] && [ "$TIMEOUT" -ge 1 ] ||
     die 2 "BENCH_TIMEOUT='$TIMEOUT' is not a positive integer number of seconds"
@@ -227,6 +235,7 @@ pin=()
     echo "BENCH_THREADS=$THREADS"
     echo "BENCH_OVERSUB=$OVERSUB"
     echo "oversub_threads=$OVER_T"
+    echo "BENCH_OVERSUB_DURATION=$OVERSUB_DURATION"
     echo "BENCH_RUNTIMES=$(echo $RUNTIMES)"
     echo "BENCH_WORKLOADS=$(echo $WORKLOADS)"
     echo "BENCH_PIN=${BENCH_PIN:-}"
@@ -259,7 +268,7 @@ hms() { # seconds -> 1m02s / 1h03m04s
     else printf '%dm%02ds' $((s / 60)) $((s % 60)); fi
 }
 
-echo "bench: $total runs: ${#points[@]} points x $REPEAT repeats, ${DURATION}s each;" \
+echo "bench: $total runs: ${#points[@]} points x $REPEAT repeats, ${DURATION}s each${OVER_T:+ (${OVERSUB_DURATION}s oversubscribed)};" \
      "runtimes: $(echo $RUNTIMES); workloads: $(echo $WORKLOADS); threads: $THREADS${OVER_T:+$OVER_T (oversubscribed) }($ncores cores, $npus hardware threads)"
 echo "bench: output in $OUT/ (harness messages in $LOG)"
 for x in "${skipped[@]+"${skipped[@]}"}"; do echo "bench: skipped (not in this build) $x"; done
@@ -295,6 +304,7 @@ for ((rep = 1; rep <= REPEAT; rep++)); do
             "$k" "$total" "$rt" "$wl" "$t" "$rep" "$(hms $el)" "$(hms $left)"
         d=$DURATION
         [ "$wl" = compose ] && d=$COMPOSE_DURATION
+        [ -n "$OVER_T" ] && [ "$t" = "$OVER_T" ] && d=$OVERSUB_DURATION
         cmd=("$BIN" --runtime "$rt" --workload "$wl" --threads "$t" --duration "$d"
              --seed "$seed" "${pin[@]}" --csv "$CSV" --conflicts "$CONF" "${extra[@]}")
         echo "=== [$k/$total] ${cmd[*]}" >>"$LOG"

@@ -28,7 +28,7 @@ bench() {
 }
 
 layout() {
-    bench || { cat "$tmp/out"; return 1; }
+    bench BENCH_OVERSUB_DURATION=0.02 || { cat "$tmp/out"; return 1; }
     local link
     link=$(readlink "$tree/results/latest") || { echo "results/latest is no link"; return 1; }
     [[ $link =~ ^bench/testbox-[0-9]+c-[0-9]{8}-[0-9]{6}$ ]] || { echo "link $link"; return 1; }
@@ -54,6 +54,12 @@ for r in ov:
 md = open(d + "/overhead.md").read()
 assert "| mutex | %d (oversubscribed) |" % (2 * pus) in md, md
 assert "| mutex | 1 |" in md and "oversubscribed" in md.split("### bank")[0], md
+# the oversubscribed point runs BENCH_OVERSUB_DURATION, the others BENCH_DURATION
+log = [l for l in open(d + "/bench.log") if l.startswith("=== [")]
+over = [l for l in log if " --threads %d " % (2 * pus) in l]
+assert over and all(" --duration 0.02 " in l for l in over), over
+assert all(" --duration 0.05 " in l for l in log if l not in over), log
+assert "BENCH_OVERSUB_DURATION=0.02" in open(d + "/bench-config.txt").read()
 PY
 }
 check "make bench: a folder named after the machine and date, results/latest, the oversubscribed point" layout
@@ -89,14 +95,15 @@ check "a second make bench: a new folder, results/previous, the first untouched;
 bad_vars() {
     local n v
     n=$(ls "$tree/results/bench" | wc -l)
-    for v in BENCH_OVERSUB=2 BENCH_OVERSUB=yes "BENCH_MACHINE=a b" BENCH_MACHINE=-x; do
+    for v in BENCH_OVERSUB=2 BENCH_OVERSUB=yes "BENCH_MACHINE=a b" BENCH_MACHINE=-x \
+             BENCH_OVERSUB_DURATION=0 BENCH_OVERSUB_DURATION=x; do
         bench "$v"
         local rc=$?
         [ $rc -eq 2 ] && grep -q "${v%%=*}" "$tmp/out" || { echo "$v: exit $rc"; cat "$tmp/out"; return 1; }
     done
     [ "$(ls "$tree/results/bench" | wc -l)" -eq "$n" ] || { echo "a folder was made"; return 1; }
 }
-check "bad BENCH_OVERSUB and BENCH_MACHINE exit 2 and make no folder" bad_vars
+check "bad BENCH_OVERSUB, BENCH_OVERSUB_DURATION and BENCH_MACHINE exit 2 and make no folder" bad_vars
 
 # The second machine: results/baseline, its context made a 16-core machine's, its rows
 # (each 1-thread run) made runs at 1..16 threads and 32, with a failed check among them;

@@ -11,7 +11,7 @@
  * Maintains D1 (the depot): G.depot.cls[c] holds only ready objects (I7: past their
  * grace period for every thread, or freed by a private commit), each in exactly one of
  * the depot, a ready list, or use; G.depot.n[c] equals cls[c].n whenever the depot's
- * lock is free. A segment whose ready list of a class reaches DEPOT_HIGH moves its
+ * lock is free. A segment whose ready list of a class reaches STM_DEPOT_HIGH moves its
  * oldest entries down to DEPOT_KEEP into the depot; a segment whose list is empty takes
  * up to DEPOT_BATCH before it bump-allocates. So what one thread frees and another
  * allocates circulates instead of piling up in the freer's lists while the allocator
@@ -37,8 +37,9 @@
 
 /* ------------------------------------------------------------ the depot (D1) */
 
-#define DEPOT_HIGH STM_DEPOT_HIGH        /* a ready list this long spills ... */
-#define DEPOT_KEEP (STM_DEPOT_HIGH / 4)  /* ... down to this many (its newest: cache-warm) */
+/* a ready list of STM_DEPOT_HIGH entries spills down to DEPOT_KEEP (its newest:
+ * cache-warm) */
+#define DEPOT_KEEP (STM_DEPOT_HIGH / 4)
 #define DEPOT_BATCH (STM_DEPOT_HIGH / 8) /* a take moves at most this many */
 
 #ifdef STM_TEST_HOOKS
@@ -116,9 +117,7 @@ static void reclaim_limbo(struct stm_seg *s)
         struct limbo_entry *l = &s->limbo[s->limbo_head++];
         STM_ASSERT(l->rev <= atomic_load_explicit(&s->rev, memory_order_relaxed),
                    "I7: reused only after the freeing commit, from our snapshot on");
-        freelist_push(&s->ready[l->cls], l->off);
-        if (SYNC_UNLIKELY(s->ready[l->cls].n >= DEPOT_HIGH))
-            stm_depot_spill(s, l->cls);
+        ready_push(s, l->cls, l->off);
     }
     if (s->limbo_head == s->nlimbo)
         s->limbo_head = s->nlimbo = 0;

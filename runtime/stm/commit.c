@@ -877,11 +877,8 @@ static int commit_private(struct stm_seg *s)
      * (I7), with no grace period. */
     for (size_t i = 0; i < s->nfrees; i++) {
         int cls = stm_size_class(s->frees[i].size);
-        if (cls >= 0) {
-            freelist_push(&s->ready[cls], s->frees[i].off);
-            if (SYNC_UNLIKELY(s->ready[cls].n >= STM_DEPOT_HIGH))
-                stm_depot_spill(s, cls);
-        }
+        if (cls >= 0)
+            ready_push(s, cls, s->frees[i].off);
     }
     tx_reset(s);
 #ifdef STM_TEST_HOOKS

@@ -427,16 +427,25 @@ void stm_depot_spill(struct stm_seg *s, int cls) __attribute__((cold, noinline))
 #else
 #define STM_DEPOT_HIGH 4096
 #endif
-/* The entry's `where` is left unset: only an entry whose object we took from others'
- * reach (saved != NOT_OWNED) has one, filled in out of line (commit.c, record_taker),
- * and only such entries' `where` is read. The path of a thread alone stays as short as
- * without conflict analysis. */
 /* The location recorded with a write-set entry, 0 where none was (not taken). */
 static inline uint32_t ws_where(const struct ws_entry *e)
 {
     return e->saved != NOT_OWNED ? e->where : 0;
 }
 
+/* Makes off (of size class cls) ready for reuse; a list that reaches STM_DEPOT_HIGH
+ * spills to the depot (D1). */
+static inline void ready_push(struct stm_seg *s, int cls, uintptr_t off)
+{
+    freelist_push(&s->ready[cls], off);
+    if (SYNC_UNLIKELY(s->ready[cls].n >= STM_DEPOT_HIGH))
+        stm_depot_spill(s, cls);
+}
+
+/* The entry's `where` is left unset: only an entry whose object we took from others'
+ * reach (saved != NOT_OWNED) has one, filled in out of line (commit.c, record_taker),
+ * and only such entries' `where` is read. The path of a thread alone stays as short as
+ * without conflict analysis. */
 static inline void push_backup(struct stm_seg *s, uintptr_t off, uint32_t size, uint64_t saved)
 {
     if (SYNC_UNLIKELY(s->nws == s->ws_cap || s->backup_len + size > s->backup_cap))
