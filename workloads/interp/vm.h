@@ -443,10 +443,13 @@ __asm__(".text\n.p2align 6\n.skip " IV_STR(IV_LAYOUT_PAD) ", 0x90\n");
  * AMD EPYC VMs this project runs on, that loop's speed moved by up to 40% with where
  * the link placed it (results/dispatch-layout-20261206), which no A/B comparison of
  * two builds could tell from a real change. -DIV_SWITCH_DISPATCH builds the switch,
- * for that comparison.
+ * for that comparison. The itm copy is always the switch: gcc's TM pass makes no
+ * transactional clone of a function with computed gotos, so a block calling such an
+ * iv_run ran serial-irrevocable, every slice alone (tests/test_dispatch.sh checks the
+ * clone is there).
  * Invariant: every instruction's op is < IV_NOPS (the assembler emits no other;
  * tests/fuzz/fuzz_asm.c checks it), so the table needs no bounds check. */
-#ifdef IV_SWITCH_DISPATCH
+#if defined(IV_SWITCH_DISPATCH) || defined(SYNC_RT_ITM)
 #define IV_DISPATCH_TABLE ((void)0)
 #define IV_DISPATCH(op) switch (op)
 #define IV_CASE(op) case op:
