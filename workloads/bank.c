@@ -29,36 +29,28 @@ struct bank_ctx {
     long ops_per_tx;
     long total;               /* the conserved sum of all balances */
     bank_ref *acc;            /* immutable after setup */
-    struct bank_idx *byref;   /* conflict analysis: acc sorted by reference (lazily) */
+    struct wl_refidx *byref;  /* conflict analysis: acc sorted by reference (lazily) */
 };
 
 /* ---- conflict analysis: "account 17" for an object (struct workload) ---- */
-struct bank_idx {
-    uint64_t ref;
-    long i;
-};
-static int bank_idx_cmp(const void *a, const void *b)
-{
-    uint64_t x = ((const struct bank_idx *)a)->ref, y = ((const struct bank_idx *)b)->ref;
-    return x < y ? -1 : x > y;
-}
 static void bank_describe_object(void *ctx, uint64_t obj, char *buf, size_t n)
 {
     struct bank_ctx *c = ctx;
     buf[0] = '\0';
     if (!c->byref) {                  /* once per run: n log n, then a search per object */
-        c->byref = malloc((size_t)c->naccounts * sizeof *c->byref);
-        if (!c->byref)
+        uint64_t *refs = malloc((size_t)c->naccounts * sizeof *refs);
+        if (!refs)
             return;
         for (long i = 0; i < c->naccounts; i++)
-            c->byref[i] = (struct bank_idx){(uint64_t)SYNC_REF_ID(c->acc[i]), i};
-        qsort(c->byref, (size_t)c->naccounts, sizeof *c->byref, bank_idx_cmp);
+            refs[i] = (uint64_t)SYNC_REF_ID(c->acc[i]);
+        c->byref = wl_refidx_new(refs, c->naccounts);
+        free(refs);
+        if (!c->byref)
+            return;
     }
-    struct bank_idx key = {obj, 0};
-    const struct bank_idx *f = bsearch(&key, c->byref, (size_t)c->naccounts,
-                                       sizeof *c->byref, bank_idx_cmp);
-    if (f)
-        snprintf(buf, n, "account %ld", f->i);
+    long i = wl_refidx_find(c->byref, c->naccounts, obj);
+    if (i >= 0)
+        snprintf(buf, n, "account %ld", i);
 }
 
 static void *bank_setup(const struct wl_args *a, char *err, size_t errlen)

@@ -195,6 +195,7 @@ static void hashmap_teardown(void *vctx)
     free(c->tls);
     free(c->initial);
     free(c->buckets);
+    free(c->byref);
     free(c);
 }
 
@@ -203,13 +204,22 @@ static void hashmap_teardown(void *vctx)
  * read through the main thread's segment, where a freed one is still memory. */
 static void hashmap_describe_object(void *vctx, uint64_t obj, char *buf, size_t n)
 {
-    const struct hm_ctx *c = vctx;
+    struct hm_ctx *c = vctx;
     buf[0] = '\0';
-    for (uint64_t b = 0; b < c->nbuckets; b++)
-        if ((uint64_t)SYNC_REF_ID(c->buckets[b]) == obj) {
-            snprintf(buf, n, "hashmap bucket %llu", (unsigned long long)b);
-            return;
+    if (!c->byref) {                  /* once per run: n log n, then a search per object */
+        uint64_t *refs = malloc((size_t)c->nbuckets * sizeof *refs);
+        if (refs) {
+            for (uint64_t b = 0; b < c->nbuckets; b++)
+                refs[b] = (uint64_t)SYNC_REF_ID(c->buckets[b]);
+            c->byref = wl_refidx_new(refs, (long)c->nbuckets);
+            free(refs);
         }
+    }
+    long b = c->byref ? wl_refidx_find(c->byref, (long)c->nbuckets, obj) : -1;
+    if (b >= 0) {
+        snprintf(buf, n, "hashmap bucket %ld", b);
+        return;
+    }
 #ifdef SYNC_RT_STM
     hm_ref node = (hm_ref)(uintptr_t)obj;
     int64_t key = node->key;

@@ -107,6 +107,7 @@ struct hm_ctx {
     struct hm_tls *tls;
     int64_t *initial;
     size_t ninitial;
+    struct wl_refidx *byref;    /* conflict analysis: buckets sorted by reference (lazily) */
 };
 
 #endif

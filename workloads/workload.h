@@ -161,6 +161,18 @@ static inline uint64_t wl_rand_below(struct wl_thread *t, uint64_t n)
 
 /* Records an invariant failure seen during the run (first one wins). Callable inside
  * a block; the record survives the block's rollback (SYNC_TM_PURE under itm). */
+/* Conflict analysis's describe_object hooks: which element of a workload's array of
+ * references is the object `ref` (a SYNC_REF_ID)? A sorted copy of the array's ids,
+ * built once (n log n), then a binary search per object. */
+struct wl_refidx {
+    uint64_t ref;
+    long i;
+};
+/* refs[i] = SYNC_REF_ID of element i; NULL when out of memory. Free with free(). */
+struct wl_refidx *wl_refidx_new(const uint64_t *refs, long n);
+/* The index i of ref, or -1 when no element has it. */
+long wl_refidx_find(const struct wl_refidx *ix, long n, uint64_t ref);
+
 void wl_fail(struct wl_thread *t, const char *fmt, ...) SYNC_TM_PURE
     __attribute__((format(printf, 2, 3)));
 

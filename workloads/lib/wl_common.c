@@ -2,6 +2,7 @@
 #include "workloads/workload.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <stdio.h>
 
@@ -38,4 +39,28 @@ void wl_txlen_shared_free(struct wl_txlen_shared *s)
         return;
     free(s->slots);
     free(s);
+}
+
+static int wl_refidx_cmp(const void *a, const void *b)
+{
+    uint64_t x = ((const struct wl_refidx *)a)->ref, y = ((const struct wl_refidx *)b)->ref;
+    return x < y ? -1 : x > y;
+}
+
+struct wl_refidx *wl_refidx_new(const uint64_t *refs, long n)
+{
+    struct wl_refidx *ix = malloc((size_t)(n > 0 ? n : 1) * sizeof *ix);
+    if (!ix)
+        return NULL;
+    for (long i = 0; i < n; i++)
+        ix[i] = (struct wl_refidx){refs[i], i};
+    qsort(ix, (size_t)n, sizeof *ix, wl_refidx_cmp);
+    return ix;
+}
+
+long wl_refidx_find(const struct wl_refidx *ix, long n, uint64_t ref)
+{
+    struct wl_refidx key = {ref, 0};
+    const struct wl_refidx *f = bsearch(&key, ix, (size_t)n, sizeof *ix, wl_refidx_cmp);
+    return f ? f->i : -1;
 }
