@@ -9,6 +9,8 @@
 # Three threads with long slices (--switch-interval 5000) on any number of cores: a
 # thread preempted inside its transaction makes the others conflict, so the programs
 # conflict even on a busy machine; a run with too few aborts is tried again (3 tries).
+# Also: the C workloads' objects named by their descriptions (bank "account 17",
+# rbtree "rbtree node key=412", hashmap "hashmap bucket 93"), never by an offset alone.
 # Also: --report twice is bad usage (exit 2); a conflicts file with the old header is
 # refused with a clear message (exit 2). Prints cmocka's summary lines.
 set -u
@@ -110,6 +112,10 @@ for spec in "shared-counter|int counter|shared-counter:14 in main (STORE_GLOBAL 
           md_pairs "$md" "$obj" "$where" "$other" 2>&1)
     check "$prog: conflicts.md's top pair and its timeline (plots/conflict_timeline_interp)" $? "$out"
 done
+
+# The C workloads name the objects of their conflicts ("never by an offset alone"):
+# under stm, for bank, rbtree and hashmap, the top pair of `--report` names its object
+# by the workload's description, and every conflicts row with an object has one.
 
 # Bad usage and an old conflicts file.
 "$BIN" --runtime stm --workload interp --report --report --ops 10 >"$tmp/o" 2>&1
