@@ -172,7 +172,10 @@ for r in got:
     assert r["oversubscribed"] == str(int(k[3] > pus[d])), r
     own1 = med[k[:3] + (1,)]
     assert abs(float(r["speedup_self"]) / (med[k] / own1) - 1) < 1e-5, r
-assert sum(r["oversubscribed"] == "1" for r in got) == 4 * 5 - 1, "32-thread rows"
+# big16's 32-thread rows: every workload x runtime but seq, less itm on bank
+nw = len({k[1] for k in med})
+assert sum(r["machine"] == "big16" and r["threads"] == "32" for r in got) == nw * 5 - 1, \
+    "32-thread rows"
 md = open(rep + "/machines.md").read()
 def table(after):
     part = md.split(after, 1)[1]
@@ -193,7 +196,7 @@ for w, rt, *cells in npct[1:]:
             continue
         assert c == "%+.0f%%" % ((med[(m, w, "seq", 1)] / med[(m, w, rt, 1)] - 1) * 100), (w, rt, m, c)
         seen += 1
-assert seen == 4 * 5 * 2 - 1, seen
+assert seen == nw * 5 * 2 - 1, seen
 # speedups: × own and the median, "oversubscribed" beyond the hardware threads, a dash
 # where the machine did not run the thread count
 for w in ("bank", "rbtree", "hashmap", "interp"):
@@ -240,7 +243,7 @@ errors() {
     variant cut && truncate -s -100 "$tmp/cut/runs.csv"
     refused "cut/runs.csv:[0-9]*: truncated: the last line has no end" results/baseline "$tmp/cut" || return 1
     variant cutrow && truncate -s -100 "$tmp/cutrow/runs.csv" && echo >>"$tmp/cutrow/runs.csv"
-    refused "cutrow/runs.csv:[0-9]*: truncated row: [0-9]* of the header's 61 fields" \
+    refused "cutrow/runs.csv:[0-9]*: truncated row: [0-9]* of the header's [0-9]* fields" \
         results/baseline "$tmp/cutrow" || return 1
     refused "no such results folder" results/baseline "$tmp/nowhere" || return 1
     refused "given twice" "$tmp/big16" "$tmp/big16/" || return 1
