@@ -34,8 +34,8 @@
 #                   (REPORT_OUT, default results/report/: machines.md, machines.csv,
 #                   plots/speedup_<w>); scripts/report_machines.py
 #   make pack       results/latest (or RESULTS=dir) as a tarball to send back
-#                   (results/stmbench-<folder>.tar.gz, or PACK=file); README "Results
-#                   from your machine"
+#                   (results/stmbench-<folder>.tar.gz, or PACK=file);
+#                   docs/results.md
 #   make scaling    T threads over 1, per runtime, in one sitting (SCALE_*: docs/contract.md)
 #   make micro      google-benchmark micro-benchmarks (C++ shim over the C runtimes)
 #   make regress    the current tree against the baseline revision (results/baseline's

@@ -338,7 +338,7 @@ trap - INT TERM
 el=$(( $(date +%s) - start ))
 echo "bench: $total runs in $(hms $el), $nfail failed"
 
-# The transaction-length sweep (README: "Transaction length"): its own CSV, so the main
+# The transaction-length sweep (docs/txlen.md): its own CSV, so the main
 # tables above keep today's default lengths (make regress compares those).
 [ "${BENCH_PLOTS:-1}" = 0 ] && sweep_default=0 || sweep_default=1
 if [ "${BENCH_SWEEP:-$sweep_default}" != 0 ]; then

@@ -15,7 +15,7 @@ NEED = ["runtime", "workload", "params", "threads", "ops", "ops_per_s", "commits
         "check", "thread_time_ns", "time_work_ns", "time_wasted_ns", "objects_allocated"]
 RT_ORDER = ["seq", "gil", "mutex", "locks", "stm", "htm", "itm"]
 MODE_ORDER = ["tracing", "refcount", "biased", "buffered", "raw"]
-# the roads the README compares: (label, (runtime, mode)), against gil with plain counts
+# the roads docs/figures.md compares: (label, (runtime, mode)), against gil with plain counts
 ROADS = [("CPython's road: locks with PEP 703's counts", ("locks", "biased")),
          ("PyPy's road: stm with a tracing collector", ("stm", "tracing")),
          ("stm with naive counts", ("stm", "refcount")),

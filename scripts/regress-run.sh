@@ -28,7 +28,7 @@
 # git, a build failure), one line says so and the quick bench is compared with the
 # committed results/baseline/runs.csv instead (scripts/regress, wide tolerances).
 #
-# Environment (defaults chosen from measurements, see README "Regression gate"):
+# Environment (defaults chosen from measurements, see docs/regress.md):
 #   REGRESS_DURATION  seconds per timed run (0.2)
 #   REGRESS_REPEAT    repeats of each 1-thread configuration (9)
 #   REGRESS_REPEAT_N  repeats of each N-thread configuration (5)

@@ -621,7 +621,7 @@ def pack(args):
     print("pack: wrote %s (%d KiB): %d entries of %s/ (plots/ left out), the results of "
           "%s with their context" % (tarball, (os.path.getsize(tarball) + 1023) // 1024, n,
                                      m.real, m.title()))
-    print("pack: send it back as README.md \"Results from your machine\" says; it unpacks "
+    print("pack: send it back as docs/results.md says; it unpacks "
           "into %s/, which make report reads" % m.folder)
 
 

@@ -574,8 +574,8 @@ def where_time_goes_md(points, hw=None):
            "split into categories; median share over the runs of a point, so a row adds "
            "up to about 100%. Waits, aborted attempts and page unsharing are timed every "
            "time; the other categories share the rest in the proportions measured on one "
-           "loop iteration in 128 (runtime/timeacct.h; the README says what each "
-           "category holds). A dash: no time at all.", ""]
+           "loop iteration in 128 (runtime/timeacct.h; docs/breakdown.md says what "
+           "each category holds). A dash: no time at all.", ""]
     out += ["Categories: " + "; ".join("*%s*: %s" % (c[1], c[2]) for c in used) + ".", ""]
     hdr = ["workload", "runtime", "threads"] + [c[1] for c in used]
     body = [[k[0], k[1], fmt_threads(k[2], hw)] + [fmt_share(points[k].shares()[c[0]])
