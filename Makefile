@@ -14,7 +14,8 @@
 #   TIMEACCT=0          compile the time breakdown's hooks out (runtime/timeacct.h;
 #                       for measuring its overhead: the time_* and op_* columns read 0)
 #   WHERE=0             compile conflict analysis's location stores out (the interp
-#                       VM's pc store; for measuring their cost: the where columns empty)
+#                       VM's pc store; gil's and mutex's wait rows and their tests at
+#                       block ends; for measuring their cost: the where columns empty)
 #
 # Targets:
 #   make            BUILD/stmbench, the libraries and the tests

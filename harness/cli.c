@@ -198,9 +198,11 @@ static void cli_help(void)
         "                        other runtimes run the default (params say so)\n"
         "  --csv FILE            append one result row (header if the file is new or\n"
         "                        empty); machine context goes to FILE's .context.json\n"
-        "  --conflicts FILE      append one row per aborted attempt\n"
-        "  --report              print the top %d conflict pairs by time lost at the end\n"
-        "                        (both sides' locations, the object, advice)\n"
+        "  --conflicts FILE      append one row per aborted attempt and per wait for a\n"
+        "                        lock another thread held (gil, mutex, locks)\n"
+        "  --report              print the top %d conflict pairs by time lost and the top\n"
+        "                        contended locks by time waited at the end (both sides'\n"
+        "                        locations, the object or lock, advice)\n"
         "  --heap-mb N           stm: shared heap per segment in MiB, 1..%ld\n"
         "                        (default: the runtime's own)\n"
         "  --gil-interval-us N   gil: switch interval in microseconds, 1..%ld\n"
@@ -744,9 +746,9 @@ teardown:;
         status = 2;
     }
     if (o->conflicts && total.conflicts_stride > 1)
-        cli_err("note: past %d rows a thread's conflict log is a sample (up to 1 abort in "
-                "%u kept, its `weight` column says how many it stands for): %llu aborts, "
-                "%zu rows", SYNC_CONFLICTS_CAP, total.conflicts_stride,
+        cli_err("note: past %d rows a thread's conflict log is a sample (up to 1 abort or "
+                "wait in %u kept, its `weight` column says how many it stands for): %llu "
+                "aborts and waits, %zu rows", SYNC_CONFLICTS_CAP, total.conflicts_stride,
                 (unsigned long long)total.conflicts_seen, total.nconflicts);
     printf("%s %s threads=%d ops=%llu time=%.3fs ops/s=%.0f commits=%llu aborts=%llu "
            "check=%s\n",

@@ -1,7 +1,8 @@
 /*
  * harness/conflicts.h - conflict analysis after a run (docs/contract.md, "Conflict
  * log" and "--report"): the workload's descriptions of every conflict row's locations
- * and object, and the summary `--report` prints, the conflict pairs ranked by time lost.
+ * and object, and the summary `--report` prints: the conflict pairs ranked by time lost,
+ * and the contended locks ranked by time waited.
  */
 #ifndef HARNESS_CONFLICTS_H
 #define HARNESS_CONFLICTS_H
@@ -21,8 +22,11 @@ void conflicts_release(void);
 /* How many pairs --report prints. */
 #define CONFLICTS_REPORT_TOP 5
 
-/* Prints the report of s's rows: the `top` pairs (kind, object, both sides) by time
- * lost, each with its count, its time, both locations and one line of advice. The
+/* Prints the report of s's rows: the `top` abort pairs (kind, object, both sides) by
+ * time lost, each with its count, its time, both locations and one line of advice;
+ * then, if there are waits (kind lock-wait), the `top` contended locks by time waited,
+ * each with its count, its time, its most waited pair (the waiter's and the holder's
+ * sites and locations, the pair's own count and time) and one line of advice. The
  * figures are those of the conflict CSV's rows: counts are sums of `weight`, times
  * sums of `wasted_ns` (tests/test_conflicts_report.sh recomputes them). */
 void conflicts_report(FILE *f, const struct sync_stats *s, const char *runtime,

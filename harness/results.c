@@ -325,7 +325,7 @@ int results_append_conflicts(const char *path, const char *run_id, const struct 
             const struct sync_conflict *c = &s->conflicts[i];
             results_bprintf(&b, "%s,%llu,%d,%d,%s,0x%llx,%llu,%s,%llu,%s,%s,%s,%s,%u\n",
                             run_id, (unsigned long long)c->t_ns, c->thread, c->other,
-                            sync_abort_kind_name((enum sync_abort_kind)c->kind),
+                            sync_conflict_kind_name(c->kind),
                             (unsigned long long)c->object, (unsigned long long)c->page,
                             c->site ? c->site : "", (unsigned long long)c->wasted_ns,
                             c->where_s ? c->where_s : "",

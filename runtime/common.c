@@ -71,6 +71,14 @@ const char *sync_abort_kind_name(enum sync_abort_kind k)
     }
 }
 
+const char *sync_conflict_kind_name(uint32_t kind)
+{
+    if (kind == SYNC_KIND_LOCK_WAIT)
+        return "lock-wait";
+    return sync_abort_kind_name(kind < SYNC_ABORT_NKINDS ? (enum sync_abort_kind)kind
+                                                         : SYNC_ABORT_OTHER);
+}
+
 void sync_stats_reset(struct sync_stats *s)
 {
     free(s->conflicts);
@@ -85,6 +93,30 @@ void sync_stats_free(struct sync_stats *s)
 }
 
 __thread struct sync_where_hook sync_where;
+__thread struct sync_wait_log sync_waits;
+#define SYNC_LW(i) (SYNC_LOCK_ID_NONE | (uint32_t)(i) << SYNC_LOCK_SITE_SHIFT)
+#define SYNC_LW4(i) SYNC_LW(i), SYNC_LW(i + 1), SYNC_LW(i + 2), SYNC_LW(i + 3)
+#define SYNC_LW16(i) SYNC_LW4(i), SYNC_LW4(i + 4), SYNC_LW4(i + 8), SYNC_LW4(i + 12)
+__thread uint32_t sync_lock_word[SYNC_LOCK_SITES] = {SYNC_LW16(0), SYNC_LW16(16)};
+_Static_assert(SYNC_LOCK_SITES == 32, "sync_lock_word's initialiser lists 32 words");
+
+void sync_lock_words_set(int tid)
+{
+    uint32_t id = tid >= 0 && tid + 1 < (int)SYNC_LOCK_ID_NONE ? (uint32_t)tid + 1
+                                                                : SYNC_LOCK_ID_NONE;
+    for (uint32_t i = 0; i < SYNC_LOCK_SITES; i++)
+        sync_lock_word[i] = id | i << SYNC_LOCK_SITE_SHIFT;
+}
+
+void sync_log_wait(struct sync_conflict *c)
+{
+    struct sync_wait_log *w = &sync_waits;
+    if (!w->stats)
+        return;
+    c->t_ns = sync_now_ns() - w->t0_ns;
+    c->thread = w->tid;
+    sync_stats_add_conflict(w->stats, c);
+}
 
 /* Keeps rows 0, 2, 4... with twice their weight: the record halves. */
 static void conflicts_thin(struct sync_stats *s)

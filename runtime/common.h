@@ -125,6 +125,14 @@ enum sync_abort_kind {
 };
 const char *sync_abort_kind_name(enum sync_abort_kind k);
 
+/* The conflict log's rows that are not aborts: a thread had to wait for a lock that
+ * another thread held (gil, mutex, locks: contention analysis, docs/contract.md
+ * "Conflict log", kind `lock-wait`). Past the abort kinds, so never an index of
+ * aborts[]: the runs CSV's abort columns count aborts only. */
+#define SYNC_KIND_LOCK_WAIT ((uint32_t)SYNC_ABORT_NKINDS)
+/* A row's kind as the CSV writes it: an abort kind's name, or "lock-wait". */
+const char *sync_conflict_kind_name(uint32_t kind);
+
 /*
  * Where a thread is in the workload's code (conflict analysis, docs/contract.md
  * "Conflict log"): a 32-bit code only the workload interprets (interp: 1 + the index
@@ -135,23 +143,38 @@ const char *sync_abort_kind_name(enum sync_abort_kind k);
  * The C workloads set none: their location is the block's site label.
  */
 typedef uint32_t (*sync_where_fn)(void *arg, uintptr_t obj);
+/* Contention analysis's question about any thread, the caller included (`at` below):
+ * thread tid's last access to obj, or with obj 0 the place where it resumes between
+ * blocks (interp: the bytecode its next slice starts at, published once per slice).
+ * It reads what thread tid publishes (relaxed atomic loads of fields that thread
+ * stores relaxed): a hint that may already be stale, never a data race. */
+typedef uint32_t (*sync_where_at_fn)(void *arg, int tid, uintptr_t obj);
 struct sync_where_hook {
     sync_where_fn fn;
     void *arg;
+    sync_where_at_fn at;     /* NULL: the workload publishes nothing for others */
 };
 extern __thread struct sync_where_hook sync_where;
 static inline uint32_t sync_where_of(uintptr_t obj)
 {
     return sync_where.fn ? sync_where.fn(sync_where.arg, obj) : 0;
 }
+/* Only on slow paths (a wait): the caller's hook answers for thread tid. */
+static inline uint32_t sync_where_at(int tid, uintptr_t obj)
+{
+    return sync_where.at && tid >= 0 ? sync_where.at(sync_where.arg, tid, obj) : 0;
+}
 
-/* One row of the conflict log (`--conflicts`, docs/contract.md). */
+/* One row of the conflict log (`--conflicts`, docs/contract.md): an aborted attempt,
+ * or a contended wait (kind SYNC_KIND_LOCK_WAIT: the waiter's side is `thread`, site
+ * and where; the holder's is other, other_site and other_where; wasted_ns the wait). */
 struct sync_conflict {
     uint64_t t_ns;       /* when, since the runtime was initialised */
-    int32_t thread;      /* the thread whose attempt was thrown away */
-    int32_t other;       /* the thread it conflicted with, -1 when unknown */
-    uint32_t kind;       /* enum sync_abort_kind */
-    uint64_t object;     /* segment offset of the object, 0 when none */
+    int32_t thread;      /* the thread whose attempt was thrown away (or that waited) */
+    int32_t other;       /* the thread it conflicted with (held the lock), -1 unknown */
+    uint32_t kind;       /* enum sync_abort_kind, or SYNC_KIND_LOCK_WAIT */
+    uint64_t object;     /* segment offset of the object (a lock's: the object that
+                          * holds it), 0 when none (the GIL, the mutex) */
     uint64_t page;       /* object / 4096 */
     const char *site;    /* the atomic block's label (static string) */
     uint64_t wasted_ns;  /* time of the thrown-away attempt */
@@ -160,7 +183,8 @@ struct sync_conflict {
     uint32_t other_where;/* the other side's location at its first write of the object */
     const char *other_site; /* the other transaction's block label, NULL unknown */
     uint32_t weight;     /* aborts this row stands for (1; more once sampling began) */
-    /* Filled by the harness after the run (the workload's descriptions, interned): */
+    /* Filled by the harness after the run (the workload's descriptions, interned),
+     * except object_s of a runtime's own lock ("the GIL"), which the runtime sets: */
     const char *where_s, *other_where_s, *object_s;
 };
 
@@ -215,6 +239,32 @@ void sync_stats_free(struct sync_stats *s);
  * are (weights kept), so a merged record holds at most threads x the cap. */
 void sync_stats_add_conflict(struct sync_stats *s, const struct sync_conflict *c);
 uint64_t sync_stats_aborts(const struct sync_stats *s);
+
+/*
+ * Waits in workload code (contention analysis): the locks runtime's waits happen in
+ * the workloads' own locks (workloads/lib/wl_spin.h), which log them here. A runtime
+ * that keeps such a log points `sync_waits` at the calling thread's statistics in its
+ * thread_enter and clears it in thread_exit; sync_log_wait appends one row there,
+ * stamping t_ns (since t0_ns) and thread, and drops it when no log is set.
+ * sync_lock_word[site] is what a lock word holds when the calling thread takes a lock
+ * at `site` (a code of the workload's, below SYNC_LOCK_SITES): its index + 1 while it
+ * is entered in such a runtime, SYNC_LOCK_ID_NONE otherwise (never 0, so a held lock
+ * word is never 0 either), with the site in bits 16 and up. Local-exec TLS: one load
+ * from %fs, as cheap as the constant 1 it replaces in the lock's compare-and-swap.
+ */
+#define SYNC_LOCK_ID_NONE 0xffffu
+#define SYNC_LOCK_SITES 32
+#define SYNC_LOCK_SITE_SHIFT 16
+struct sync_wait_log {
+    struct sync_stats *stats;    /* NULL: waits are not logged */
+    uint64_t t0_ns;              /* the runtime's init time */
+    int tid;
+};
+extern __thread struct sync_wait_log sync_waits;
+extern __thread uint32_t sync_lock_word[SYNC_LOCK_SITES] __attribute__((tls_model("local-exec")));
+/* Sets the calling thread's lock words for thread index tid (-1: none). */
+void sync_lock_words_set(int tid);
+void sync_log_wait(struct sync_conflict *c);
 
 /* Prints "stmbench: <message>\n" to stderr: the one format of the program's messages. */
 void sync_vmessage(const char *fmt, va_list ap);

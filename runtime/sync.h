@@ -22,7 +22,10 @@
  *   SYNC_WRITE(r)             write barrier: call before writing fields of *r (implies a
  *                             read); objects allocated in the running block need none
  *   SYNC_ATOMIC(site) { ... } an atomic block, lexically scoped. `site` is a static
- *                             string naming the block in the conflict log. Blocks nest
+ *                             string naming the block in the conflict log: an expression
+ *                             without side effects, which a runtime may evaluate more
+ *                             than once or only on a slow path (gil, mutex: when a
+ *                             thread waits, for the contention rows). Blocks nest
  *                             (an inner block joins the outer one). Under stm the block
  *                             may run several times: a local declared outside it may be
  *                             assigned inside it but never updated (x = ..., not x++ or

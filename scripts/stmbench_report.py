@@ -658,7 +658,10 @@ def write_conflicts(d, rows, ctx):
            "time. To make a program scale, start with the top site and the top object: that "
            "is the shared datum to split, pad, or stop writing on every transaction "
            "(counters, sizes, a root pointer). Many conflicts on one page but spread over "
-           "objects point at unrelated objects that only share a page.", ""]
+           "objects point at unrelated objects that only share a page. Waits for a lock "
+           "(kind lock-wait: gil, mutex, locks) are rows of the same file but no aborts: "
+           "they are left out of these tables, ranked by lock in the section "
+           "*Contention* below and shown with the aborts as pairs.", ""]
     lost = lost_time_lines(aggregate(rows)[0], hardware_threads(ctx))
     if lost:
         out += ["## What the aborts explain", "",
@@ -678,6 +681,10 @@ def write_conflicts(d, rows, ctx):
                                   "object": defaultdict(lambda: [0, 0.0, Counter()]),
                                   "page": defaultdict(lambda: [0, 0.0, Counter()]),
                                   "runs": set()})
+    # Waits (kind lock-wait), per (workload, runtime): per lock [waits, ns, pairs], the
+    # pairs {(site, where, other_site, other_where): [waits, ns]}. Older files have
+    # neither the kind lock-wait nor the columns after wasted_ns.
+    waits = defaultdict(lambda: defaultdict(lambda: [0, 0.0, defaultdict(lambda: [0, 0.0])]))
     with open(path, newline="") as f:
         reader = csv.DictReader(f)
         missing = [c for c in CONFLICT_COLUMNS if c not in (reader.fieldnames or [])]
@@ -687,9 +694,19 @@ def write_conflicts(d, rows, ctx):
         for c in reader:
             run = runs.get(c["run_id"])
             key = (run["workload"], run["runtime"]) if run else ("(run not in runs.csv)", "?")
-            g = groups[key]
             wasted = _num(path, reader.line_num, "wasted_ns", c["wasted_ns"]) or 0.0
             kind = c["kind"] or "other"
+            if kind == "lock-wait":
+                weight = int(_num(path, reader.line_num, "weight", c.get("weight") or "1") or 1)
+                lk = waits[key][c.get("object_name") or c["object"] or "(none)"]
+                lk[0] += weight
+                lk[1] += wasted
+                p = lk[2][tuple(c.get(col) or "" for col in
+                                ("site", "where", "other_site", "other_where"))]
+                p[0] += weight
+                p[1] += wasted
+                continue
+            g = groups[key]
             g["n"] += 1
             g["wasted"] += wasted
             g["kinds"][kind] += 1
@@ -733,9 +750,47 @@ def write_conflicts(d, rows, ctx):
             more = len(items) - TOP
             out += ["**%s**%s" % (title, " (%d more not shown)" % more if more > 0 else ""), "",
                     md_table([col, "aborts", "share", "wasted", "kinds"], body, "lrrrl"), ""]
+    if waits:
+        out += contention_lines(waits)
     out += pairs_md(read_pairs(d, rows))
     with open(os.path.join(d, "conflicts.md"), "w") as f:
         f.write("\n".join(out))
+
+
+def contention_lines(waits):
+    """The *Contention* section of conflicts.md: per (workload, runtime) the locks
+    threads waited for, by time waited, each with its most waited pair of places (the
+    waiter's, the holder's), as `--report` ranks them."""
+    def place(site, where):
+        return " at ".join(x for x in (site, where) if x) or "unknown"
+
+    out = ["## Contention", "",
+           "Waits for a lock another thread held (gil, mutex, locks), one row each in "
+           "`conflicts.csv` (kind lock-wait; counts are sums of `weight`). *lock*: the GIL, "
+           "the mutex, or the workload's object whose lock it was; *waiter* and *holder*: "
+           "the lock's most waited pair of places, the waiter's and the holder's where it "
+           "took the lock.", ""]
+    for key in sorted(waits, key=lambda k: (workload_key(k[0]), runtime_key(k[1]))):
+        locks = waits[key]
+        total_n = sum(v[0] for v in locks.values())
+        total_ns = sum(v[1] for v in locks.values())
+        w, rt = key
+        out += ["### %s — %s" % (w, rt), "",
+                "%d waits on %d lock%s; waited %s in all." % (
+                    total_n, len(locks), "" if len(locks) == 1 else "s", fmt_ns(total_ns)),
+                ""]
+        items = sorted(locks.items(), key=lambda kv: (-kv[1][1], -kv[1][0], kv[0]))
+        body = []
+        for name, (n, ns, pairs) in items[:TOP]:
+            pk, (pn, pns) = min(pairs.items(), key=lambda kv: (-kv[1][1], -kv[1][0], kv[0]))
+            body.append(["`%s`" % name, n, "%.1f%%" % (100.0 * ns / total_ns if total_ns else 0),
+                         fmt_ns(ns), place(pk[0], pk[1]), place(pk[2], pk[3]),
+                         "%d, %s" % (pn, fmt_ns(pns))])
+        more = len(items) - TOP
+        out += ["**Top locks**%s" % (" (%d more not shown)" % more if more > 0 else ""), "",
+                md_table(["lock", "waits", "share", "waited", "waiter", "holder", "pair"],
+                         body, "lrrrlll"), ""]
+    return out
 
 
 # ------------------------------------------------------------- conflict pairs

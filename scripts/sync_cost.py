@@ -323,7 +323,7 @@ def calls(toks):
 
 # ---------------------------------------------------------------- the runtimes' primitives
 
-ACQUIRE = {"wl_spin_lock", "pthread_mutex_lock", "pthread_spin_lock"}
+ACQUIRE = {"wl_spin_lock", "wl_spin_lock_at", "pthread_mutex_lock", "pthread_spin_lock"}
 RELEASE = {"wl_spin_unlock", "pthread_mutex_unlock", "pthread_spin_unlock"}
 LOCKISH = re.compile(r"^(wl_spin_\w+|pthread_mutex_\w+|pthread_spin_\w+|wl_qsbr_\w+)$")
 ATOMIC_CALL = re.compile(r"^atomic_\w+$")
@@ -460,6 +460,20 @@ def sync_lines(variant, kind, lockwalk=None):
 
 # ---------------------------------------------------------------- locks: classes and walks
 
+def first_arg(toks):
+    """The tokens of a call's first argument (up to its first comma outside brackets):
+    the lock; wl_spin_lock_at's others name its object and site."""
+    depth = 0
+    for k, t in enumerate(toks):
+        if t.s in "([{":
+            depth += 1
+        elif t.s in ")]}":
+            depth -= 1
+        elif t.s == "," and depth == 0:
+            return toks[:k]
+    return toks
+
+
 def lock_class(unit, arg_toks):
     """The class of the lock an expression (the argument of a lock call) names."""
     s = "".join(t.s for t in arg_toks)
@@ -575,11 +589,11 @@ class LockWalk:
         for name, i, j in calls(toks):
             line = toks[i].line
             if name in ACQUIRE:
-                cls = lock_class(self.cur, toks[i + 2:j])
+                cls = lock_class(self.cur, first_arg(toks[i + 2:j]))
                 self.take(held, {cls}, line, name)
                 held[cls] = held.get(cls, 0) + 1
             elif name in RELEASE:
-                self.release(held, lock_class(self.cur, toks[i + 2:j]))
+                self.release(held, lock_class(self.cur, first_arg(toks[i + 2:j])))
             elif name in self.sum and name != self.cur.name:
                 f = self.sum[name]
                 if f.acquires:

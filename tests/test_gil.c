@@ -265,9 +265,12 @@ static void test_mutual_exclusion(void **state)
     sync_stats_free(&tc.st[1]);
 }
 
-/* ---- (d) forced switching: a dropper never gets the GIL back before the waiter ---- */
+/* ---- (d) forced switching: a dropper never gets the GIL back before the waiter;
+ *      and contention analysis: each wait is one row naming the holder, with both
+ *      threads' last blocks (each runs one labelled block before it drops) ---- */
 
 #define ROUNDS 100
+static const char *const pp_label[2] = {"test.t0", "test.t1"};
 static struct {
     int log[4 * ROUNDS];
     int n;
@@ -285,6 +288,9 @@ static void *pingpong_thread(void *arg)
             break;
         if (!wait_request(&td.done[1 - tid]))
             break;                        /* the other thread has left */
+        SYNC_ATOMIC(pp_label[tid]) {
+            /* empty: it ends while the drop is asked of us, so it notes its label */
+        }
         uint64_t sw = gil_switch_number();
         sync_tick();                      /* drops, and must not re-grab first */
         if (gil_switch_number() < sw + 2)
@@ -313,6 +319,29 @@ static void test_forced_switching(void **state)
     /* Every turn but the two first and the last (taken on thread_exit) was taken
      * from a dropper. */
     assert_true(td.st[0].gil_handoffs + td.st[1].gil_handoffs >= (uint64_t)td.n - 3);
+    /* One row per timed wait (they sum to gil_wait_ns), never an abort; once both
+     * have run a block, a row names the other thread and both blocks (not with make
+     * WHERE=0, which logs none). */
+    for (int tid = 0; tid < 2 && STMBENCH_WHERE; tid++) {
+        const struct sync_stats *s = &td.st[tid];
+        uint64_t sum = 0;
+        int named = 0;
+        assert_true(s->nconflicts >= ROUNDS / 2);
+        assert_int_equal(sync_stats_aborts(s), 0);
+        for (size_t i = 0; i < s->nconflicts; i++) {
+            const struct sync_conflict *c = &s->conflicts[i];
+            assert_int_equal(c->kind, SYNC_KIND_LOCK_WAIT);
+            assert_int_equal(c->thread, tid);
+            assert_int_equal(c->weight, 1);
+            assert_string_equal(c->object_s, "the GIL");
+            sum += c->wasted_ns;
+            named += c->other == 1 - tid && c->site && c->other_site &&
+                     strcmp(c->site, pp_label[tid]) == 0 &&
+                     strcmp(c->other_site, pp_label[1 - tid]) == 0;
+        }
+        assert_int_equal(sum, s->gil_wait_ns);
+        assert_true(named >= ROUNDS / 2);
+    }
     sync_stats_free(&td.st[0]);
     sync_stats_free(&td.st[1]);
 }
@@ -350,6 +379,7 @@ static void test_single_thread_never_blocks(void **state)
         sync_runtime_gil.thread_exit(&st);
         assert_int_equal(st.commits, 1);
         assert_int_equal(st.gil_handoffs, 0);
+        assert_int_equal(st.nconflicts, 0);     /* alone: no wait, no row */
         assert_int_equal(gil_holder(), -1);
         sync_stats_free(&st);
         if (round != 1)                   /* round 1: init again without fini */

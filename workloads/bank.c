@@ -33,24 +33,15 @@ struct bank_ctx {
 };
 
 /* ---- conflict analysis: "account 17" for an object (struct workload) ---- */
+static uint64_t bank_ref_of(const void *arg, long i)
+{
+    const struct bank_ctx *c = arg;
+    return (uint64_t)SYNC_REF_ID(c->acc[i]);
+}
 static void bank_describe_object(void *ctx, uint64_t obj, char *buf, size_t n)
 {
     struct bank_ctx *c = ctx;
-    buf[0] = '\0';
-    if (!c->byref) {                  /* once per run: n log n, then a search per object */
-        uint64_t *refs = malloc((size_t)c->naccounts * sizeof *refs);
-        if (!refs)
-            return;
-        for (long i = 0; i < c->naccounts; i++)
-            refs[i] = (uint64_t)SYNC_REF_ID(c->acc[i]);
-        c->byref = wl_refidx_new(refs, c->naccounts);
-        free(refs);
-        if (!c->byref)
-            return;
-    }
-    long i = wl_refidx_find(c->byref, c->naccounts, obj);
-    if (i >= 0)
-        snprintf(buf, n, "account %ld", i);
+    bank_describe_account(&c->byref, c->naccounts, bank_ref_of, c, obj, buf, n);
 }
 
 static void *bank_setup(const struct wl_args *a, char *err, size_t errlen)
@@ -97,14 +88,21 @@ bank_ops(const struct bank_ctx *c, struct wl_thread *t, uint64_t seed, long k)
     }
 }
 
+/* The site of the block whose ops seed draws: its first op's. A function of the seed
+ * alone, so that runtimes which name a block only on a slow path (gil, mutex) draw it
+ * only there. */
+static inline const char *bank_site(const struct bank_ctx *c, uint64_t seed)
+{
+    struct bank_op first;
+    bank_draw(&seed, c->naccounts, c->transfer_pct, &first);
+    return first.audit ? "bank.audit" : "bank.transfer";
+}
+
 static uint64_t bank_block(struct bank_ctx *c, struct wl_thread *t)
 {
     long k = wl_batch(t, t->tx_len);
     uint64_t seed = bank_block_seed(t);
-    uint64_t s0 = seed;
-    struct bank_op first;
-    bank_draw(&s0, c->naccounts, c->transfer_pct, &first);   /* names the block's site */
-    SYNC_ATOMIC(first.audit ? "bank.audit" : "bank.transfer") {
+    SYNC_ATOMIC(bank_site(c, seed)) {
         bank_ops(c, t, seed, k);
     }
     WL_TXLEN_AFTER(t, (uint64_t)k);

@@ -40,6 +40,7 @@ struct bank_lctx {
     int nthreads;
     struct bank_laccount **acc;  /* immutable after setup */
     struct bank_lseq *seq;       /* [nthreads] */
+    struct wl_refidx *byref;     /* contention analysis: acc sorted by address (lazily) */
 };
 
 /* Per-thread scratch: the sorted account indexes a block locks; the seqs an audit saw. */
@@ -143,7 +144,7 @@ static uint64_t bank_lblock(struct bank_lctx *c, struct wl_thread *t)
     } else {
         m = bank_lsort_unique(sc->idx, m);
         for (long i = 0; i < m; i++)            /* the global order: increasing index */
-            bank_lock(c->acc[sc->idx[i]]);
+            bank_lock(c->acc[sc->idx[i]], WL_AT_BANK_TRANSFER);
     }
     struct bank_lseq *myseq = &c->seq[t->tid];
     bank_write_begin(myseq);
@@ -213,7 +214,21 @@ static void bank_lteardown(void *ctx)
         SYNC_FREE(c->acc[i]);
     free(c->acc);
     free(c->seq);
+    free(c->byref);
     free(c);
+}
+
+/* Contention analysis: a wait's object is the account whose lock it waited for
+ * (bank_lock): "account 17". */
+static uint64_t bank_laddr_of(const void *arg, long i)
+{
+    const struct bank_lctx *c = arg;
+    return (uint64_t)(uintptr_t)c->acc[i];
+}
+static void bank_ldescribe_object(void *ctx, uint64_t obj, char *buf, size_t n)
+{
+    struct bank_lctx *c = ctx;
+    bank_describe_account(&c->byref, c->naccounts, bank_laddr_of, c, obj, buf, n);
 }
 
 WORKLOAD_EXPORT(bank, SYNC_RT_ID) = {
@@ -227,4 +242,5 @@ WORKLOAD_EXPORT(bank, SYNC_RT_ID) = {
     .thread_run = bank_lthread_run,
     .check = bank_lcheck,
     .teardown = bank_lteardown,
+    .describe_object = bank_ldescribe_object,
 };

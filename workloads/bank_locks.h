@@ -57,9 +57,11 @@ struct bank_lseq {
     atomic_ulong v;              /* odd: the owner is writing balances */
 } SYNC_CL_ALIGNED;
 
-static inline void bank_lock(struct bank_laccount *a)
+/* Takes an account's lock at `site` (enum wl_spin_site: a transfer's, an audit's):
+ * a wait names the account (bank's describe_object) and the site. */
+static inline void bank_lock(struct bank_laccount *a, unsigned site)
 {
-    wl_spin_lock(&a->lock);
+    wl_spin_lock_at(&a->lock, (uintptr_t)a, site);
 }
 
 static inline void bank_unlock(struct bank_laccount *a)
@@ -138,7 +140,7 @@ static inline long bank_lsum(struct bank_laccount *const *acc, long n)
 BANKL_FN void bank_lock_all(struct bank_laccount *const *acc, long n)
 {
     for (long i = 0; i < n; i++)         /* the global order: increasing index */
-        bank_lock(acc[i]);
+        bank_lock(acc[i], WL_AT_BANK_AUDIT);
 }
 
 BANKL_FN void bank_unlock_all(struct bank_laccount *const *acc, long n)

@@ -109,6 +109,7 @@ struct cml_ctx {
     struct bank_laccount **acc;  /* [m.accounts], immutable after setup */
     struct bank_lseq *seq;       /* [m.nthreads]: the writers' seqs */
     struct wl_qsbr *qsbr;        /* the reclaimer of both structures (S4) */
+    struct wl_refidx *byref;     /* contention analysis: acc sorted by address (lazily) */
 };
 
 /* Per-thread scratch: the seqs an audit saw. */
@@ -175,7 +176,8 @@ static void cml_find(struct cml_ctx *c, struct wl_thread *t, int64_t key)
             return;
         }
     }
-    wl_spin_lock(&s->lock);      /* no move of the key can run now */
+    /* no move of the key can run now */
+    wl_spin_lock_at(&s->lock, (uintptr_t)s, WL_AT_COMPOSE_FIND);
     cml_lookup_both(c, key, &in_map, &in_tree);
     wl_spin_unlock(&s->lock);
     cm_find_judge(t, key, in_map, in_tree);
@@ -202,7 +204,7 @@ static int cml_move_ops(struct cml_ctx *c, struct wl_thread *t, int64_t key)
 static int cml_move(struct cml_ctx *c, struct wl_thread *t, int64_t key)
 {
     struct cm_stripe *s = cm_stripe_of(c, key);
-    wl_spin_lock(&s->lock);
+    wl_spin_lock_at(&s->lock, (uintptr_t)s, WL_AT_COMPOSE_MOVE);
     cm_stripe_begin(s);
     int r = cml_move_ops(c, t, key);
     cm_stripe_end(s);
@@ -231,11 +233,12 @@ static void cml_transfer(struct cml_ctx *c, struct wl_thread *t, const struct cm
     struct bank_laccount *from = c->acc[op->key], *to = c->acc[op->to];
     struct bank_laccount *lo = op->key < op->to ? from : to, *hi = lo == from ? to : from;
     struct bank_lseq *myseq = &c->seq[t->tid];
-    bank_lock(lo);               /* the bank's order: increasing index */
-    bank_lock(hi);
+    bank_lock(lo, WL_AT_COMPOSE_TRANSFER);  /* the bank's order: increasing index */
+    bank_lock(hi, WL_AT_COMPOSE_TRANSFER);
     bank_write_begin(myseq);
     bank_ltransfer(from, to, op->amount);
-    wl_spin_lock(&c->ledger.lock);   /* after the accounts */
+    /* after the accounts */
+    wl_spin_lock_at(&c->ledger.lock, (uintptr_t)&c->ledger, WL_AT_COMPOSE_TRANSFER);
     cml_append(c, (long)op->key, op->to, op->amount);
     wl_spin_unlock(&c->ledger.lock);
     bank_write_end(myseq);
@@ -251,8 +254,8 @@ static void cml_transfer_apart(struct cml_ctx *c, struct wl_thread *t, const str
     struct bank_laccount *from = c->acc[op->key], *to = c->acc[op->to];
     struct bank_laccount *lo = op->key < op->to ? from : to, *hi = lo == from ? to : from;
     struct bank_lseq *myseq = &c->seq[t->tid];
-    bank_lock(lo);
-    bank_lock(hi);
+    bank_lock(lo, WL_AT_COMPOSE_TRANSFER);
+    bank_lock(hi, WL_AT_COMPOSE_TRANSFER);
     bank_write_begin(myseq);
     bank_ltransfer(from, to, op->amount);
     bank_write_end(myseq);
@@ -297,7 +300,7 @@ static void cml_audit(struct cml_ctx *c, struct wl_thread *t, unsigned long *see
         }
     }
     bank_lock_all(c->acc, c->m.accounts);
-    wl_spin_lock(&c->ledger.lock);
+    wl_spin_lock_at(&c->ledger.lock, (uintptr_t)&c->ledger, WL_AT_COMPOSE_AUDIT);
     cml_read_bank(c, &sum, &wsum, &lsum);
     wl_spin_unlock(&c->ledger.lock);
     bank_unlock_all(c->acc, c->m.accounts);
@@ -477,8 +480,36 @@ static void compose_locks_teardown(void *vctx)
     free(c->seq);
     free(c->stripe);
     free(c->ledger.ring);
+    free(c->byref);
     cm_common_free(&c->m);
     free(c);
+}
+
+/* Contention analysis: what holds the lock a wait was for (the stripe, the ledger,
+ * an account, a bucket of the map, the tree's writer lock). */
+static uint64_t cml_addr_of(const void *arg, long i)
+{
+    const struct cml_ctx *c = arg;
+    return (uint64_t)(uintptr_t)c->acc[i];
+}
+static void compose_locks_describe_object(void *vctx, uint64_t obj, char *buf, size_t n)
+{
+    struct cml_ctx *c = vctx;
+    uint64_t s0 = (uint64_t)(uintptr_t)c->stripe;
+    if (obj >= s0 && obj < s0 + c->nstripes * sizeof *c->stripe) {
+        snprintf(buf, n, "compose stripe %llu",
+                 (unsigned long long)((obj - s0) / sizeof *c->stripe));
+        return;
+    }
+    if (obj == (uint64_t)(uintptr_t)&c->ledger) {
+        snprintf(buf, n, "compose ledger");
+        return;
+    }
+    hml_describe_bucket(&c->map, obj, buf, n);
+    if (!buf[0])
+        rbl_describe_lock(&c->tree, obj, buf, n);
+    if (!buf[0])
+        bank_describe_account(&c->byref, c->m.accounts, cml_addr_of, c, obj, buf, n);
 }
 
 WORKLOAD_EXPORT(compose, SYNC_RT_ID) = {
@@ -493,4 +524,5 @@ WORKLOAD_EXPORT(compose, SYNC_RT_ID) = {
     .thread_run = compose_locks_thread_run,
     .check = compose_locks_check,
     .teardown = compose_locks_teardown,
+    .describe_object = compose_locks_describe_object,
 };

@@ -141,6 +141,14 @@ static void hashmap_locks_teardown(void *vctx)
     free(c);
 }
 
+/* Contention analysis: a wait's object is the bucket whose lock it waited for
+ * (hml_op): "hashmap bucket 93". */
+static void hashmap_locks_describe_object(void *vctx, uint64_t obj, char *buf, size_t n)
+{
+    const struct hml_ctx *c = vctx;
+    hml_describe_bucket(&c->map, obj, buf, n);
+}
+
 WORKLOAD_EXPORT(hashmap, SYNC_RT_ID) = {
     .name = "hashmap",
     .runtime = SYNC_RT_NAME,
@@ -152,4 +160,5 @@ WORKLOAD_EXPORT(hashmap, SYNC_RT_ID) = {
     .thread_run = hashmap_locks_thread_run,
     .check = hashmap_locks_check,
     .teardown = hashmap_locks_teardown,
+    .describe_object = hashmap_locks_describe_object,
 };

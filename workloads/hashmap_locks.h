@@ -138,7 +138,7 @@ HML_FN int hml_op(struct hml_map *m, int tid, int kind, int64_t key)
     if (kind == HM_OP_LOOKUP)
         return hml_lookup(b, key);
     int r;
-    wl_spin_lock(&b->lock);
+    wl_spin_lock_at(&b->lock, (uintptr_t)b, WL_AT_HASHMAP + (unsigned)kind);  /* the bucket */
     if (kind == HM_OP_INSERT) {
         r = hml_insert_locked(b, key);
     } else {
@@ -151,6 +151,18 @@ HML_FN int hml_op(struct hml_map *m, int tid, int kind, int64_t key)
     }
     wl_spin_unlock(&b->lock);
     return r;
+}
+
+/* "hashmap bucket 93" in buf (n bytes) when obj is a bucket's address (the object a
+ * wait for its lock names), else empty. */
+HML_FN void hml_describe_bucket(const struct hml_map *m, uint64_t obj, char *buf, size_t n)
+{
+    uint64_t b = (uint64_t)(uintptr_t)m->buckets;
+    buf[0] = '\0';
+    if (obj >= b && obj < b + m->nbuckets * sizeof *m->buckets &&
+        (obj - b) % sizeof *m->buckets == 0)
+        snprintf(buf, n, "hashmap bucket %llu",
+                 (unsigned long long)((obj - b) / sizeof *m->buckets));
 }
 
 /* Allocates nbuckets empty buckets, each with a free lock: 0, or -1 out of memory

@@ -24,6 +24,12 @@
  *  - Each lock is wl_spin_t (workloads/lib/wl_spin.h): its acquire CAS pairs with the
  *    release store of the previous holder, so an object's contents written under its
  *    lock are visible to the next holder.
+ *
+ * Contention analysis: a wait names the object (iv_describe_object: "int counter"),
+ * the waiter's location (its IV_WHERE of the object: the bytecode that waits, or the
+ * ATOMIC_BEGIN of a section, which ivl_enter stores for each object of its set) and
+ * the holder's (the same slot of the holder's, iv_where_at). The locks carry no site
+ * code (WL_AT_NONE: the locations say it), so taking one costs what it did.
  */
 #include "runtime/sync.h"
 #include "workloads/lib/wl_spin.h"
@@ -31,7 +37,7 @@
 struct iv_thread;
 static inline void ivl_lock(struct iv_thread *th, int g);
 static inline void ivl_unlock(struct iv_thread *th, int g);
-static inline void ivl_enter(struct iv_thread *th, unsigned long long set);
+static inline void ivl_enter(struct iv_thread *th, unsigned long long set, uint32_t where);
 static inline void ivl_exit(struct iv_thread *th);
 static inline int ivl_lock_obj(struct iv_thread *th, int g, uint64_t o, intptr_t adepth,
                                int dyn);
@@ -46,7 +52,7 @@ static inline int ivl_lock_obj(struct iv_thread *th, int g, uint64_t o, intptr_t
         if ((adepth) == 0)         \
             ivl_unlock((th), (g)); \
     } while (0)
-#define IV_ATOMIC_ENTER(th, set) ivl_enter((th), (set))
+#define IV_ATOMIC_ENTER(th, set) ivl_enter((th), (set), (uint32_t)pc)
 #define IV_ATOMIC_EXIT(th) ivl_exit(th)
 /* The object model's container operations: on a declared global (dyn 0) as IV_LOCK; on
  * a container from the stack (dyn 1) its own lock for the bytecode, unless a running
@@ -65,7 +71,8 @@ static inline int ivl_lock_obj(struct iv_thread *th, int g, uint64_t o, intptr_t
 
 static inline void ivl_lock(struct iv_thread *th, int g)
 {
-    wl_spin_lock(&((struct iv_obj *)th->obj[g])->lock);
+    struct iv_obj *obj = (struct iv_obj *)th->obj[g];
+    wl_spin_lock_at(&obj->lock, (uintptr_t)obj, WL_AT_NONE);
 }
 
 static inline void ivl_unlock(struct iv_thread *th, int g)
@@ -87,15 +94,18 @@ static inline int ivl_lock_obj(struct iv_thread *th, int g, uint64_t o, intptr_t
     (void)g;
     /* Leaf lock: nothing else is taken while it is held (one bytecode's access), so a
      * section waiting for it cannot be part of a cycle. */
-    wl_spin_lock(&obj->lock);
+    wl_spin_lock_at(&obj->lock, (uintptr_t)obj, WL_AT_NONE);
     return 1;
 }
 
-static inline void ivl_enter(struct iv_thread *th, unsigned long long set)
+static inline void ivl_enter(struct iv_thread *th, unsigned long long set, uint32_t where)
 {
     th->held = set;
-    for (uint64_t s = set; s; s &= s - 1)            /* increasing object index */
-        ivl_lock(th, __builtin_ctzll(s));
+    for (uint64_t s = set; s; s &= s - 1) {          /* increasing object index */
+        int g = __builtin_ctzll(s);
+        IV_WHERE_SET(th, g, where);                  /* the section waits here */
+        ivl_lock(th, g);
+    }
 }
 
 static inline void ivl_exit(struct iv_thread *th)

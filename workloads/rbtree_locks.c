@@ -153,6 +153,13 @@ static void rbtree_locks_teardown(void *vctx)
     free(c);
 }
 
+/* Contention analysis: the tree's one lock. */
+static void rbtree_locks_describe_object(void *vctx, uint64_t obj, char *buf, size_t n)
+{
+    const struct rbl_ctx *c = vctx;
+    rbl_describe_lock(&c->tr, obj, buf, n);
+}
+
 WORKLOAD_EXPORT(rbtree, SYNC_RT_ID) = {
     .name = "rbtree",
     .runtime = SYNC_RT_NAME,
@@ -164,4 +171,5 @@ WORKLOAD_EXPORT(rbtree, SYNC_RT_ID) = {
     .thread_run = rbtree_locks_thread_run,
     .check = rbtree_locks_check,
     .teardown = rbtree_locks_teardown,
+    .describe_object = rbtree_locks_describe_object,
 };

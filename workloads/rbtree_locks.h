@@ -258,7 +258,7 @@ RBL_FN int rbl_lookup(struct rbl_tree *tr, int64_t key)
         if (rbl_lookup_optimistic(tr, key, &found))
             return found;
     /* The fallback: with no writer running every version is even and stays so. */
-    wl_spin_lock(&tr->wlock);
+    wl_spin_lock_at(&tr->wlock, (uintptr_t)&tr->wlock, WL_AT_RBTREE + RB_OP_LOOKUP);
     int ok = rbl_lookup_optimistic(tr, key, &found);
     wl_spin_unlock(&tr->wlock);
     if (SYNC_UNLIKELY(!ok))
@@ -396,11 +396,20 @@ RBL_FN int rbl_op(struct rbl_tree *tr, int tid, int kind, int64_t key)
     if (kind == RB_OP_LOOKUP)
         return rbl_lookup(tr, key);
     struct rbl_dirty w = { .cnt = 0 };
-    wl_spin_lock(&tr->wlock);
+    wl_spin_lock_at(&tr->wlock, (uintptr_t)&tr->wlock, WL_AT_RBTREE + (unsigned)kind);
     int r = kind == RB_OP_INSERT ? rbl_insert(tr, &w, key) : rbl_delete(tr, &w, tid, key);
     rbl_publish(&w);
     wl_spin_unlock(&tr->wlock);
     return r;
+}
+
+/* "rbtree writer lock" in buf (n bytes) when obj is its address (the object a wait for
+ * it names), else empty. */
+RBL_FN void rbl_describe_lock(const struct rbl_tree *tr, uint64_t obj, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    if (obj == (uint64_t)(uintptr_t)&tr->wlock)
+        snprintf(buf, n, "rbtree writer lock");
 }
 
 /* An empty tree: its head node and a free writer lock (tr->qsbr is the caller's). */

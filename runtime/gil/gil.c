@@ -10,6 +10,14 @@
  *   g.nwaiters        threads inside gil_take() that have not got the GIL yet.
  *   g.forced          1 when the last release was a drop on request (_gil_yield);
  *                     the next taker counts a hand-off and clears it.
+ *   g.holder_site, g.holder_where, g.holder_tls
+ *                     the holder's last block label and location (sync_where_at,
+ *                     the place it resumes at) when it took the GIL: the other side
+ *                     of the waits that begin while it holds (contention analysis);
+ *                     and its gil_self, whose `note` a waiter that sets
+ *                     gil_drop_request sets too (NULL while the GIL is free: a thread
+ *                     that left is never written to).
+ *   g.t0_ns           init time: the conflict log's clock.
  *   gil_drop_request  set by a waiter whose switch interval expired without any
  *                     hand-over; cleared by whoever takes the GIL. Atomic because the
  *                     holder polls it without the mutex at every sync_tick().
@@ -51,6 +59,12 @@
  *      variables and clears gil_drop_request, so several runs in one process start
  *      from the same state. It must not be called while a thread is entered.
  *
+ * Contention analysis: a take that waited (or a dropper's retake: its wait starts at
+ * its release, as gil_wait_ns's) logs one row of kind lock-wait in the taker's
+ * statistics, whose wasted_ns is what it added to gil_wait_ns, so until sampling
+ * starts the rows' waits sum to gil_wait_ns. The holder named is the one at the
+ * wait's start: a long wait behind several holders is charged to the first.
+ *
  * Memory ordering: gil_mu provides all ordering between threads. gil_drop_request is
  * a hint: every access is relaxed, because the only decisions taken on it outside the
  * mutex (the holder's "should I yield?") are re-checked under gil_mu (I5), and it
@@ -84,6 +98,10 @@ static struct {
     int nwaiters;
     int forced;
     uint64_t interval_ns;
+    const char *holder_site;
+    uint32_t holder_where;
+    struct gil_tls *holder_tls;
+    uint64_t t0_ns;
 } g;
 
 static void gil_deadline(struct timespec *ts, uint64_t ns)
@@ -99,6 +117,12 @@ static void gil_deadline(struct timespec *ts, uint64_t ns)
  * any, starts now. */
 static void gil_take_locked(int tid, uint64_t t0)
 {
+#if STMBENCH_WHERE
+    /* the holder the wait is charged to, as the wait begins */
+    int holder = g.locked ? g.holder : -1;
+    const char *hsite = g.holder_site;
+    uint32_t hwhere = g.holder_where;
+#endif
     if (g.locked) {
         if (!t0)
             t0 = sync_now_ns();
@@ -114,18 +138,48 @@ static void gil_take_locked(int tid, uint64_t t0)
             /* A whole interval passed and nobody handed over: ask the holder to drop.
              * relaxed: see the header comment (a hint re-checked under gil_mu by the
              * holder; gil_mu orders everything else). */
-            if (rc == ETIMEDOUT && g.locked && g.switch_number == saved)
+            if (rc == ETIMEDOUT && g.locked && g.switch_number == saved) {
                 atomic_store_explicit(&gil_drop_request, 1, memory_order_relaxed);
+#if STMBENCH_WHERE
+                /* relaxed: a hint for the holder's block ends (GIL_NOTE_SITE) */
+                if (g.holder_tls)
+                    atomic_store_explicit(&g.holder_tls->note, 1, memory_order_relaxed);
+#endif
+            }
         }
         g.nwaiters--;
         /* relaxed: an observation copy, as above */
         atomic_store_explicit(&pub_nwaiters, g.nwaiters, memory_order_relaxed);
     }
-    if (t0)
-        gil_self.stats.gil_wait_ns += sync_now_ns() - t0;
+    if (t0) {
+        uint64_t now = sync_now_ns();
+        gil_self.stats.gil_wait_ns += now - t0;
+#if STMBENCH_WHERE
+        struct sync_conflict c = {
+            .t_ns = now - g.t0_ns,
+            .thread = tid,
+            .other = holder,
+            .kind = SYNC_KIND_LOCK_WAIT,
+            .site = gil_self.site,
+            .wasted_ns = now - t0,
+            .where = sync_where_at(tid, 0),
+            .other_site = holder >= 0 ? hsite : NULL,
+            .other_where = holder >= 0 ? hwhere : 0,
+            .object_s = "the GIL",
+        };
+        sync_stats_add_conflict(&gil_self.stats, &c);
+#endif
+    }
     TA_TIMED_END();
     g.locked = 1;
     g.holder = tid;
+#if STMBENCH_WHERE
+    g.holder_site = gil_self.site;
+    g.holder_where = sync_where_at(tid, 0);
+    g.holder_tls = &gil_self;
+    /* relaxed: our own flag; a waiter sets it only under gil_mu, as we clear it */
+    atomic_store_explicit(&gil_self.note, 0, memory_order_relaxed);
+#endif
     g.switch_number++;
     /* relaxed: an observation copy for gil_switch_number() */
     atomic_store_explicit(&pub_switch_number, g.switch_number, memory_order_relaxed);
@@ -146,6 +200,7 @@ static void gil_release_locked(int forced)
 {
     g.locked = 0;
     g.holder = -1;
+    g.holder_tls = NULL;
     g.forced = forced;
     gil_self.holding = 0;
     pthread_cond_signal(&gil_cond);
@@ -253,6 +308,7 @@ static int gil_init(const struct sync_config *cfg, char *err, size_t errlen)
     atomic_store_explicit(&pub_switch_number, 0, memory_order_relaxed);
     uint64_t us = cfg && cfg->gil_interval_us ? cfg->gil_interval_us : GIL_DEFAULT_INTERVAL_US;
     g.interval_ns = us * 1000u;
+    g.t0_ns = sync_now_ns();
     /* relaxed: no thread is entered during init (I6); gil_mu's unlock publishes it. */
     atomic_store_explicit(&gil_drop_request, 0, memory_order_relaxed);
     pthread_mutex_unlock(&gil_mu);

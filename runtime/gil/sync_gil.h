@@ -6,6 +6,17 @@
  * gil_drop_request; the holder sees it at its next tick outside any atomic block,
  * releases, and waits until another thread has taken the GIL (forced switching: it
  * cannot re-grab it first). An atomic block never releases the GIL (`with atomic:`).
+ *
+ * Contention analysis (docs/contract.md "Conflict log", kind lock-wait): every take of
+ * the GIL that had to wait logs one row (gil.c): the wait, the waiter's last block and
+ * location, and the holder at the wait's start with its last block and its location
+ * when it took the GIL. A thread's last block is the label of the last block that
+ * ended while a drop was requested of it (GIL_NOTE_SITE): the block before the tick
+ * that drops, the only one that matters. The waiter that sets gil_drop_request also
+ * sets the holder's own `note` (gil.c); a block's end tests it, one thread-local load
+ * and a branch, all the contention analysis costs outside the waits (STMBENCH_WHERE):
+ * the label is evaluated only when the note is asked for, and the rest is recorded by
+ * the taker once per switch interval.
  */
 #ifndef SYNC_GIL_H
 #define SYNC_GIL_H
@@ -24,6 +35,10 @@ struct gil_tls {
                        * (an outermost block in a window adds GIL_WINDOW_BIAS) */
     int ta_window;    /* a window of the time breakdown is open (SYNC_LOOP_WINDOW) */
     int holding;      /* this thread holds the GIL */
+    /* Contention analysis: set (relaxed, under gil_mu) by the waiter that asks this
+     * thread, the holder, to drop; cleared by the thread when it takes the GIL. */
+    _Atomic int note;
+    const char *site; /* the last block that ended while `note` was set */
     struct sync_stats stats;
 };
 extern __thread struct gil_tls gil_self;
@@ -75,8 +90,21 @@ SYNC_INLINE int _gil_end(void)
     return 0;
 }
 
-#define SYNC_ATOMIC(site) \
-    for (int _sync_once = ((void)(site), _gil_begin()); _sync_once; _sync_once = _gil_end())
+/* A block ends while a drop is asked of this thread: the tick after it drops, so the
+ * thread notes the block's label for the rows of that hand-off (gil.c). A macro, so
+ * that the label is evaluated only then. relaxed: a hint, as the request is at the
+ * tick (one set after this test leaves the label of an earlier block noted). */
+#if STMBENCH_WHERE
+#define GIL_NOTE_SITE(label)                                                               \
+    ((void)(SYNC_UNLIKELY(atomic_load_explicit(&gil_self.note, memory_order_relaxed))      \
+                ? (gil_self.site = (label)) : NULL))
+#else
+#define GIL_NOTE_SITE(label) ((void)(0 && (label)))   /* named, never evaluated */
+#endif
+
+#define SYNC_ATOMIC(site)                                                                   \
+    for (int _sync_once = _gil_begin(); _sync_once;                                         \
+         _sync_once = (GIL_NOTE_SITE(site), _gil_end()))
 /* relaxed: a stale 0 only delays the hand-off to the next tick. */
 #define sync_tick()                                                                        \
     do {                                                                                   \

@@ -320,6 +320,18 @@ struct iv_gcache {
     int64_t kver;                    /* the module dict's keys version when filled; 0: empty */
     iv_ref cell;
 };
+/* A thread's location slot (at[] below): under locks a lock's waiter reads its
+ * holder's (iv_where_at), so it is atomic, accessed relaxed; elsewhere only the thread
+ * itself reads it (stm's conflict rows), so it is plain memory: a relaxed atomic there
+ * cost stm's interpreter loop registers, 2% more instructions per bytecode. */
+#ifdef SYNC_RT_LOCKS
+#define IV_AT_SHARED 1
+typedef _Atomic uint32_t iv_at_t;
+#else
+#define IV_AT_SHARED 0
+typedef uint32_t iv_at_t;
+#endif
+
 struct iv_thread {
     struct iv_vm vm[2];
     int cur;                         /* vm[cur]: state after the last completed slice */
@@ -328,10 +340,16 @@ struct iv_thread {
     uint64_t last_n;                 /* bytecodes of the last slice */
     uint64_t held;                   /* locks variant: objects locked by an atomic section */
     int nglob;                       /* the program's globals (iv_where) */
-    uint32_t at[IV_MAX_GLOBALS];     /* 1 + the bytecode that last touched each object
-                                      * (IV_WHERE): the thread's location for conflict
-                                      * analysis, read by iv_where; plain memory outside
-                                      * the shared heap, so an abort leaves it as is */
+    const struct iv_ctx *cx;         /* the run's (iv_where_at finds the others) */
+    /* 1 + the bytecode that last touched each object (IV_WHERE): the thread's location
+     * for conflict analysis, read by iv_where and, under locks, for a lock's holder, by
+     * another thread's iv_where_at (iv_at_t); outside the shared heap, so an abort
+     * leaves it as is. */
+    iv_at_t at[IV_MAX_GLOBALS];
+    /* 1 + the bytecode the next slice starts at, stored (relaxed) after each slice
+     * under gil and mutex (IV_RESUME): where the thread waits for the lock between
+     * slices, and where a holder took it (iv_where_at with obj 0). */
+    _Atomic uint32_t resume;
     iv_ref obj[IV_MAX_GLOBALS];      /* this thread's instance of each object */
     uint64_t gobj[IV_MAX_GLOBALS];   /* object model: the tagged value of each declared
                                       * list or dict (obj[g] with its type) */
@@ -403,14 +421,44 @@ static inline void iv_fault(struct iv_vm *vm, int kind, int32_t pc)
  * measure its cost. */
 #if STMBENCH_WHERE && (defined(SYNC_RT_STM) || defined(SYNC_RT_LOCKS))
 #define IV_WHERE_ON 1
-#define IV_WHERE(g) (th->at[(g)] = (uint32_t)pc)
+#if IV_AT_SHARED
+/* relaxed: a location for analysis (iv_where_at), ordered with nothing (sync_cost: not
+ * counted: the analysis's, not the program's synchronisation; nor are the other
+ * macros and functions of conflict analysis below) */
+#define IV_WHERE_SET(th, g, where)                                                          \
+    atomic_store_explicit(&(th)->at[(g)], (uint32_t)(where), memory_order_relaxed)
+/* relaxed: as above (sync_cost: not counted) */
+#define IV_WHERE_GET(th, g) atomic_load_explicit(&(th)->at[(g)], memory_order_relaxed)
+#else
+/* (sync_cost: not counted) */
+#define IV_WHERE_SET(th, g, where) ((th)->at[(g)] = (uint32_t)(where))
+#define IV_WHERE_GET(th, g) ((th)->at[(g)])
+#endif
 #else
 #define IV_WHERE_ON 0
-#define IV_WHERE(g) ((void)0)
+/* (sync_cost: not counted) */
+#define IV_WHERE_SET(th, g, where) ((void)(where))
+#define IV_WHERE_GET(th, g) ((void)(th), 0u)
+#endif
+#define IV_WHERE(g) IV_WHERE_SET(th, (g), pc)
+/* Contention analysis under the runtimes whose lock is taken between slices (gil,
+ * mutex): after each slice the thread publishes where the next one starts, one store
+ * per slice. */
+#if STMBENCH_WHERE && (defined(SYNC_RT_GIL) || defined(SYNC_RT_MUTEX))
+#define IV_RESUME_ON 1
+/* relaxed: a location for analysis (iv_where_at), ordered with nothing (sync_cost: not
+ * counted) */
+#define IV_RESUME(th)                                                                   \
+    atomic_store_explicit(&(th)->resume, (uint32_t)(th)->vm[(th)->cur].pc + 1,          \
+                          memory_order_relaxed)
+#else
+#define IV_RESUME_ON 0
+#define IV_RESUME(th) ((void)0)
 #endif
 
 /* The runtime's sync_where hook (runtime/common.h): the thread's last access to obj
- * if obj is one of its declared objects, else 0. Reads only the thread's own tables. */
+ * if obj is one of its declared objects, else 0. Reads only the thread's own tables.
+ * (sync_cost: not counted) */
 static __attribute__((unused)) uint32_t iv_where(void *arg, uintptr_t obj)
 {
     const struct iv_thread *th = arg;
@@ -418,7 +466,28 @@ static __attribute__((unused)) uint32_t iv_where(void *arg, uintptr_t obj)
         return 0;
     for (int g = 0; g < th->nglob; g++)
         if (SYNC_REF_ID(th->obj[g]) == obj)
-            return th->at[g];
+            return IV_WHERE_GET(th, g);    /* our own: the other threads only read it */
+    return 0;
+}
+
+/* The hook's question about any thread (sync_where_at): under locks thread tid's last
+ * access to obj, found by the caller's own table (a shared object has the same index
+ * in every thread's; a thread's own objects are no other's); with obj 0 where it
+ * resumes between slices (gil, mutex). (sync_cost: not counted) */
+static __attribute__((unused)) uint32_t iv_where_at(void *arg, int tid, uintptr_t obj)
+{
+    const struct iv_thread *me = arg;
+    if (tid < 0 || tid >= me->cx->nthreads)
+        return 0;
+    const struct iv_thread *th = &me->cx->th[tid];
+    if (!obj)
+        /* relaxed: a hint (IV_RESUME); it may already name a later slice */
+        return atomic_load_explicit(&th->resume, memory_order_relaxed);
+#if IV_AT_SHARED && IV_WHERE_ON
+    for (int g = 0; g < me->nglob; g++)
+        if (SYNC_REF_ID(me->obj[g]) == obj)
+            return IV_WHERE_GET(th, g);    /* a hint: it may name a later access */
+#endif
     return 0;
 }
 
@@ -702,6 +771,7 @@ static uint64_t iv_block(struct iv_ctx *cx, struct wl_thread *t)
     }
     WL_TXLEN_AFTER(t, th->last_n);
     th->cur ^= 1;
+    IV_RESUME(th);
     return th->vm[th->cur].stuck ? 0 : th->last_n;
 }
 
@@ -749,6 +819,7 @@ static IV_OBJ_TEXT uint64_t iv_block_obj(struct iv_ctx *cx, struct wl_thread *t)
         iv_buf_after(cx, th);
     WL_TXLEN_AFTER(t, th->last_n);
     th->cur ^= 1;
+    IV_RESUME(th);
     if (SYNC_UNLIKELY(th->mem.nreg > th->mem.gc_at))
         iv_gc(cx, th);
     return th->vm[th->cur].stuck ? 0 : th->last_n;
@@ -826,8 +897,10 @@ static void iv_thread_run(void *ctx, struct wl_thread *t)
     t->priv = th;
     wl_txlen_init(t, cx->interval, IV_TXLEN_START, IV_TXLEN_MAX);
     th->nglob = cx->prog->nglobals;
-#if IV_WHERE_ON
-    sync_where = (struct sync_where_hook){iv_where, th};
+    th->cx = cx;
+    IV_RESUME(th);
+#if IV_WHERE_ON || IV_RESUME_ON
+    sync_where = (struct sync_where_hook){iv_where, th, iv_where_at};
 #endif
     if (cx->memory != IV_MEM_RAW) {
         iv_thread_run_obj(cx, t);

@@ -61,6 +61,15 @@ static inline void bank_draw(uint64_t *s, long naccounts, long transfer_pct, str
     op->amount = 1 + (long)bank_below(s, BANK_MAX_AMOUNT);
 }
 
+/* Conflict analysis: "account 17" in buf (n bytes; empty when obj is no account) for
+ * a describe_object hook (workload.h). ref_of(arg, i) is account i's reference id
+ * (SYNC_REF_ID, or its address under locks); *idx caches the accounts sorted by it
+ * (wl_refidx: built at the first call; NULL out of memory). The caller frees *idx at
+ * teardown. */
+void bank_describe_account(struct wl_refidx **idx, long naccounts,
+                           uint64_t (*ref_of)(const void *arg, long i), const void *arg,
+                           uint64_t obj, char *buf, size_t n);
+
 /* A block's op seed: never 0 (xorshift's fixed point). */
 static inline uint64_t bank_block_seed(struct wl_thread *t)
 {
