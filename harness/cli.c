@@ -883,6 +883,7 @@ int stmbench_main(int argc, char **argv)
         cli_err("--conflicts: %s", err);
         goto out;
     }
+    sync_waits_wanted = o->conflicts || o->report;   /* before any thread starts */
     args.nthreads = (int)o->threads;
     args.seed = o->seed;
     args.ops_per_tx = o->ops_per_tx;

@@ -94,6 +94,7 @@ void sync_stats_free(struct sync_stats *s)
 
 __thread struct sync_where_hook sync_where;
 __thread struct sync_wait_log sync_waits;
+int sync_waits_wanted = 1;
 #define SYNC_LW(i) (SYNC_LOCK_ID_NONE | (uint32_t)(i) << SYNC_LOCK_SITE_SHIFT)
 #define SYNC_LW4(i) SYNC_LW(i), SYNC_LW(i + 1), SYNC_LW(i + 2), SYNC_LW(i + 3)
 #define SYNC_LW16(i) SYNC_LW4(i), SYNC_LW4(i + 4), SYNC_LW4(i + 8), SYNC_LW4(i + 12)
@@ -111,7 +112,7 @@ void sync_lock_words_set(int tid)
 void sync_log_wait(struct sync_conflict *c)
 {
     struct sync_wait_log *w = &sync_waits;
-    if (!w->stats)
+    if (!w->stats || !sync_waits_wanted)
         return;
     c->t_ns = sync_now_ns() - w->t0_ns;
     c->thread = w->tid;

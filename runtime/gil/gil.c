@@ -167,7 +167,8 @@ static void gil_take_locked(int tid, uint64_t t0)
             .other_where = holder >= 0 ? hwhere : 0,
             .object_s = "the GIL",
         };
-        sync_stats_add_conflict(&gil_self.stats, &c);
+        if (sync_waits_wanted)
+            sync_stats_add_conflict(&gil_self.stats, &c);
 #endif
     }
     TA_TIMED_END();

@@ -62,7 +62,8 @@ void _mutex_lock_wait(const char *site)
         .other_where = seen ? mutex_global.where : 0,
         .object_s = "the mutex",
     };
-    sync_stats_add_conflict(&mutex_self.stats, &c);
+    if (sync_waits_wanted)
+        sync_stats_add_conflict(&mutex_self.stats, &c);
 #endif
 }
 
