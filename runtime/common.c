@@ -82,6 +82,7 @@ const char *sync_conflict_kind_name(uint32_t kind)
 void sync_stats_reset(struct sync_stats *s)
 {
     free(s->conflicts);
+    free(s->waits_open);
     memset(s, 0, sizeof *s);
 }
 
@@ -90,6 +91,8 @@ void sync_stats_free(struct sync_stats *s)
     free(s->conflicts);
     s->conflicts = NULL;
     s->nconflicts = s->conflicts_cap = 0;
+    free(s->waits_open);
+    s->waits_open = NULL;
 }
 
 __thread struct sync_where_hook sync_where;
@@ -116,15 +119,16 @@ void sync_log_wait(struct sync_conflict *c)
         return;
     c->t_ns = sync_now_ns() - w->t0_ns;
     c->thread = w->tid;
-    sync_stats_add_conflict(w->stats, c);
+    sync_stats_add_wait(w->stats, c);
 }
 
-/* Keeps rows 0, 2, 4... with twice their weight: the record halves. */
+/* Keeps rows 0, 2, 4... with twice their weight and time: the record halves. */
 static void conflicts_thin(struct sync_stats *s)
 {
     size_t k = 0;
     for (size_t i = 0; i < s->nconflicts; i += 2) {
         s->conflicts[k] = s->conflicts[i];
+        s->conflicts[k].wasted_ns *= 2;
         s->conflicts[k++].weight *= 2;
     }
     s->nconflicts = k;
@@ -145,9 +149,12 @@ static void conflict_append(struct sync_stats *s, const struct sync_conflict *c)
     s->conflicts[s->nconflicts++] = *c;
 }
 
-void sync_stats_add_conflict(struct sync_stats *s, const struct sync_conflict *c)
+/* One row standing for `weight` events of total time c->wasted_ns, through the
+ * sampling above: a kept row stands for `stride` rows like it. */
+static void conflict_record(struct sync_stats *s, const struct sync_conflict *c,
+                            uint32_t weight)
 {
-    s->conflicts_seen++;
+    s->conflicts_seen += weight;
     if (s->conflicts_stride > 1 && ++s->conflicts_skip < s->conflicts_stride)
         return;
     if (s->nconflicts >= SYNC_CONFLICTS_CAP) {
@@ -157,12 +164,88 @@ void sync_stats_add_conflict(struct sync_stats *s, const struct sync_conflict *c
     }
     s->conflicts_skip = 0;
     struct sync_conflict r = *c;
-    r.weight = s->conflicts_stride > 1 ? s->conflicts_stride : 1;
+    uint32_t stride = s->conflicts_stride > 1 ? s->conflicts_stride : 1;
+    r.weight = weight * stride;
+    r.wasted_ns = c->wasted_ns * stride;
     conflict_append(s, &r);
+}
+
+void sync_stats_add_conflict(struct sync_stats *s, const struct sync_conflict *c)
+{
+    conflict_record(s, c, 1);
+}
+
+/* ---- waits, aggregated by pair and window (common.h) ---- */
+
+static int wait_same_pair(const struct sync_conflict *a, const struct sync_conflict *b)
+{
+    return a->kind == b->kind && a->thread == b->thread && a->other == b->other &&
+           a->object == b->object && a->object_s == b->object_s && a->site == b->site &&
+           a->where == b->where && a->other_site == b->other_site &&
+           a->other_where == b->other_where;
+}
+
+static size_t wait_slot(const struct sync_conflict *c)
+{
+    uint64_t h = c->object ^ (uint64_t)(uintptr_t)c->site * 31 ^
+                 (uint64_t)(uintptr_t)c->other_site * 131 ^
+                 ((uint64_t)c->where << 32 | c->other_where) ^ (uint64_t)(c->other + 1) << 48;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    return (size_t)h & (SYNC_WAIT_SLOTS - 1);
+}
+
+void sync_stats_close_waits(struct sync_stats *s)
+{
+    struct sync_wait_agg *a = s->waits_open;
+    if (!a || a->n == 0)
+        return;
+    /* in t_ns order, as the rows of one thread are: the open pairs by their first wait */
+    for (unsigned left = a->n; left; left--) {
+        struct sync_conflict *first = NULL;
+        for (unsigned i = 0; i < SYNC_WAIT_SLOTS; i++)
+            if (a->row[i].weight && (!first || a->row[i].t_ns < first->t_ns))
+                first = &a->row[i];
+        conflict_record(s, first, first->weight);
+        first->weight = 0;
+    }
+    a->n = 0;
+}
+
+void sync_stats_add_wait(struct sync_stats *s, const struct sync_conflict *c)
+{
+    _Static_assert((SYNC_WAIT_SLOTS & (SYNC_WAIT_SLOTS - 1)) == 0, "a power of two");
+    struct sync_wait_agg *a = s->waits_open;
+    if (!a) {
+        a = s->waits_open = calloc(1, sizeof *a);
+        if (!a) {                        /* no memory for the aggregate: a row of its own */
+            conflict_record(s, c, 1);
+            return;
+        }
+    }
+    uint64_t window = c->t_ns / SYNC_WAIT_WINDOW_NS;
+    if (a->n && (window != a->window || a->n >= SYNC_WAIT_SLOTS * 3 / 4))
+        sync_stats_close_waits(s);
+    if (a->n == 0)
+        a->window = window;
+    size_t i = wait_slot(c);
+    while (a->row[i].weight && !wait_same_pair(&a->row[i], c))
+        i = (i + 1) & (SYNC_WAIT_SLOTS - 1);
+    struct sync_conflict *r = &a->row[i];
+    if (r->weight) {
+        r->weight++;
+        r->wasted_ns += c->wasted_ns;
+        return;
+    }
+    *r = *c;
+    r->weight = 1;
+    a->n++;
 }
 
 void sync_stats_merge(struct sync_stats *into, struct sync_stats *from)
 {
+    sync_stats_close_waits(from);
     into->commits += from->commits;
     for (int k = 0; k < SYNC_ABORT_NKINDS; k++)
         into->aborts[k] += from->aborts[k];

@@ -177,7 +177,9 @@ struct sync_conflict {
                           * holds it), 0 when none (the GIL, the mutex) */
     uint64_t page;       /* object / 4096 */
     const char *site;    /* the atomic block's label (static string) */
-    uint64_t wasted_ns;  /* time of the thrown-away attempt */
+    uint64_t wasted_ns;  /* time of the events the row stands for: one attempt thrown
+                          * away (or one wait), times the row's weight once sampled; a
+                          * row of aggregated waits: their sum */
     /* Both sides (issue 30): */
     uint32_t where;      /* the aborted side's location (sync_where_of), 0 unknown */
     uint32_t other_where;/* the other side's location at its first write of the object */
@@ -189,10 +191,27 @@ struct sync_conflict {
 };
 
 /* A thread keeps at most SYNC_CONFLICTS_CAP rows; beyond, every other row is dropped
- * (the kept ones weigh twice as much) and one abort in `stride` is recorded, weighing
- * `stride`: memory stays bounded whatever the run's length, and weights still sum to
- * about the aborts (exactly until the first thinning). */
+ * (the kept ones weigh twice as much, their wasted_ns doubled too) and one row in
+ * `stride` is recorded, weighing `stride` times its own: memory stays bounded whatever
+ * the run's length, and weights and times still sum to about the events' (exactly
+ * until the first thinning). */
 #define SYNC_CONFLICTS_CAP 100000 /* htm stops at it (HTM_LOG_MAX): never thinned */
+
+/* Waits (kind lock-wait) are aggregated in their thread before they become rows: the
+ * waits of one SYNC_WAIT_WINDOW_NS window with the same pair (object, both sides' site,
+ * location and thread) make one row, its t_ns the first wait's, its weight their count,
+ * its wasted_ns their sum. A run under locks or the GIL meets millions of waits, few
+ * pairs: rows per thread are about pairs x windows, not waits, so the log rarely
+ * samples (docs/contract.md "Conflict log" has the counts). A window is short
+ * against a run (the report's timelines cut a run in twentieths). At most
+ * SYNC_WAIT_SLOTS pairs are open at once: one more closes the window early. */
+#define SYNC_WAIT_WINDOW_NS 10000000ull
+#define SYNC_WAIT_SLOTS 64
+struct sync_wait_agg {
+    uint64_t window;                           /* t_ns / SYNC_WAIT_WINDOW_NS */
+    unsigned n;                                /* slots in use */
+    struct sync_conflict row[SYNC_WAIT_SLOTS]; /* weight 0: free */
+};
 
 /* Categories of the time breakdown (enum ta_cat in runtime/timeacct.h). */
 #define SYNC_TA_NCAT 12
@@ -216,7 +235,8 @@ struct sync_stats {
     size_t nconflicts, conflicts_cap;
     uint32_t conflicts_stride;            /* 0/1: every abort recorded; else 1 in stride */
     uint32_t conflicts_skip;              /* aborts since the last recorded one */
-    uint64_t conflicts_seen;              /* aborts offered to sync_stats_add_conflict */
+    uint64_t conflicts_seen;              /* aborts and waits offered to the log */
+    struct sync_wait_agg *waits_open;     /* waits not yet rows (malloc'ed, or NULL) */
     /* The time breakdown (runtime/timeacct.h), filled by ta_thread_stop: */
     uint64_t thread_time_ns;              /* the thread's time, start gate to stop */
     uint64_t time_ns[SYNC_TA_NCAT];       /* by category (enum ta_cat); sums to it */
@@ -238,6 +258,11 @@ void sync_stats_free(struct sync_stats *s);
  * beyond SYNC_CONFLICTS_CAP rows, samples (above). sync_stats_merge moves rows as they
  * are (weights kept), so a merged record holds at most threads x the cap. */
 void sync_stats_add_conflict(struct sync_stats *s, const struct sync_conflict *c);
+/* A wait (kind SYNC_KIND_LOCK_WAIT, t_ns set): added to the thread's open aggregate
+ * (above); sync_stats_close_waits turns the open ones into rows. sync_stats_merge
+ * closes `from`'s first, so rows read after a thread's exit are complete. */
+void sync_stats_add_wait(struct sync_stats *s, const struct sync_conflict *c);
+void sync_stats_close_waits(struct sync_stats *s);
 uint64_t sync_stats_aborts(const struct sync_stats *s);
 
 /*

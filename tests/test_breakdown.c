@@ -426,6 +426,132 @@ static void test_conflict_log_is_bounded(void **state)
     sync_stats_free(&total);
 }
 
+/* Waits become rows by pair and window (common.h, SYNC_WAIT_WINDOW_NS): the waits of
+ * one pair in one window make one row (weight their count, wasted_ns their sum, t_ns
+ * the first's); a new window, or more open pairs than the table keeps, closes the open
+ * ones in t_ns order; a merge closes what is open; aborts stay one row each. */
+static void test_waits_aggregate(void **state)
+{
+    (void)state;
+    static const char lk_a[] = "a", lk_b[] = "b";
+    struct sync_stats s, total;
+    memset(&s, 0, sizeof s);
+    memset(&total, 0, sizeof total);
+    const uint64_t W = SYNC_WAIT_WINDOW_NS;
+    /* window 0: pair A three times, pair B (another site) twice, interleaved */
+    for (int i = 0; i < 5; i++) {
+        struct sync_conflict c = {.t_ns = 10 + (uint64_t)i, .thread = 0, .other = 1,
+                                  .kind = SYNC_KIND_LOCK_WAIT, .object = 64,
+                                  .site = i % 2 ? lk_b : lk_a, .where = 7,
+                                  .wasted_ns = 100 + (uint64_t)i};
+        sync_stats_add_wait(&s, &c);
+    }
+    assert_int_equal(s.nconflicts, 0);            /* still open */
+    /* an abort is a row at once */
+    struct sync_conflict ab = {.t_ns = 20, .kind = SYNC_ABORT_WRITE_WRITE, .wasted_ns = 9};
+    sync_stats_add_conflict(&s, &ab);
+    assert_int_equal(s.nconflicts, 1);
+    /* window 1: pair A again closes window 0's two rows */
+    struct sync_conflict a1 = {.t_ns = W + 5, .thread = 0, .other = 1,
+                               .kind = SYNC_KIND_LOCK_WAIT, .object = 64, .site = lk_a,
+                               .where = 7, .wasted_ns = 50};
+    sync_stats_add_wait(&s, &a1);
+    assert_int_equal(s.nconflicts, 3);
+    const struct sync_conflict *r = &s.conflicts[1];
+    assert_ptr_equal(r[0].site, lk_a);            /* first wait at t 10 */
+    assert_int_equal(r[0].t_ns, 10);
+    assert_int_equal(r[0].weight, 3);
+    assert_int_equal(r[0].wasted_ns, 100 + 102 + 104);
+    assert_ptr_equal(r[1].site, lk_b);
+    assert_int_equal(r[1].t_ns, 11);
+    assert_int_equal(r[1].weight, 2);
+    assert_int_equal(r[1].wasted_ns, 101 + 103);
+    /* a different holder, location or object is another pair */
+    struct sync_conflict a2 = a1;
+    a2.t_ns = W + 6;
+    a2.other = 2;
+    sync_stats_add_wait(&s, &a2);
+    a2.other = 1;
+    a2.other_where = 3;
+    sync_stats_add_wait(&s, &a2);
+    a2.other_where = 0;
+    a2.object = 128;
+    sync_stats_add_wait(&s, &a2);
+    sync_stats_add_wait(&s, &a1);
+    assert_int_equal(s.waits_open->n, 4);
+    /* the merge closes them: 4 more rows, a1's pair weighing 2 */
+    sync_stats_merge(&total, &s);
+    assert_int_equal(total.nconflicts, 7);
+    assert_int_equal(total.conflicts[3].weight, 2);
+    assert_int_equal(total.conflicts[3].wasted_ns, 100);
+    uint64_t w = 0;
+    for (size_t i = 0; i < total.nconflicts; i++)
+        w += total.conflicts[i].weight;
+    assert_int_equal(w, 1 + 5 + 5);
+    assert_int_equal(total.conflicts_seen, 11);
+    sync_stats_free(&total);
+    /* more pairs than the table keeps open: closed early, none lost. Pair p differs
+     * from the others in one field only (object, holder, either site or location), so a
+     * comparison that ignores a field merges pairs that meet in the table. */
+    memset(&s, 0, sizeof s);
+    enum { NPAIRS = 3 * SYNC_WAIT_SLOTS };
+    uint32_t per_pair[NPAIRS + 1] = {0};
+    static const char lab[NPAIRS + 1];         /* &lab[p]: pair p's site label */
+    for (unsigned i = 0; i < 2 * NPAIRS; i++) {
+        uint32_t p = 1 + i % NPAIRS;
+        struct sync_conflict c = {.t_ns = i, .kind = SYNC_KIND_LOCK_WAIT, .wasted_ns = 1,
+                                  .object = p % 6 == 0 ? 8 * (uint64_t)p : 0,
+                                  .other = p % 6 == 1 ? (int32_t)p : 0,
+                                  .where = p % 6 == 2 ? p : 0,
+                                  .other_where = p % 6 == 3 ? p : 0,
+                                  .site = p % 6 == 4 ? &lab[p] : NULL,
+                                  .other_site = p % 6 == 5 ? &lab[p] : NULL};
+        sync_stats_add_wait(&s, &c);
+        assert_true(s.waits_open->n <= SYNC_WAIT_SLOTS * 3 / 4);
+    }
+    sync_stats_close_waits(&s);
+    w = 0;
+    uint64_t ns = 0;
+    for (size_t i = 0; i < s.nconflicts; i++) {
+        const struct sync_conflict *c = &s.conflicts[i];
+        uint64_t p = c->object / 8 + (uint64_t)c->other + c->where + c->other_where +
+                     (c->site ? (uint64_t)(c->site - lab) : 0) +
+                     (c->other_site ? (uint64_t)(c->other_site - lab) : 0);
+        assert_true(p >= 1 && p <= NPAIRS);
+        per_pair[p] += c->weight;
+        w += c->weight;
+        ns += c->wasted_ns;
+        assert_true(i == 0 || c->t_ns >= s.conflicts[i - 1].t_ns);
+    }
+    for (unsigned p = 1; p <= NPAIRS; p++)
+        assert_int_equal(per_pair[p], 2);
+    assert_int_equal(w, 2 * NPAIRS);
+    assert_int_equal(ns, 2 * NPAIRS);
+    sync_stats_free(&s);
+}
+
+/* Sampled rows carry the time of the events they stand for: past the cap, the sum of
+ * wasted_ns stays within a stride of the time offered (each abort 10 ns here). */
+static void test_sampled_rows_keep_time(void **state)
+{
+    (void)state;
+    struct sync_stats a;
+    memset(&a, 0, sizeof a);
+    const uint64_t n = 3 * (uint64_t)SYNC_CONFLICTS_CAP + 7;
+    for (uint64_t i = 0; i < n; i++) {
+        struct sync_conflict c = {.t_ns = i, .wasted_ns = 10};
+        sync_stats_add_conflict(&a, &c);
+    }
+    assert_true(a.conflicts_stride >= 4);
+    uint64_t ns = 0;
+    for (size_t i = 0; i < a.nconflicts; i++) {
+        ns += a.conflicts[i].wasted_ns;
+        assert_int_equal(a.conflicts[i].wasted_ns, 10 * (uint64_t)a.conflicts[i].weight);
+    }
+    assert_true(ns <= 10 * n && 10 * n - ns < 10 * (uint64_t)a.conflicts_stride);
+    sync_stats_free(&a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -434,6 +560,8 @@ int main(void)
                                         tu_teardown_dir),
         cmocka_unit_test(test_op_quantile_strata),
         cmocka_unit_test(test_conflict_log_is_bounded),
+        cmocka_unit_test(test_waits_aggregate),
+        cmocka_unit_test(test_sampled_rows_keep_time),
         cmocka_unit_test(test_gil_held_50ms_is_wait_gil),
         cmocka_unit_test(test_gil_drop_is_handoff_then_wait),
         cmocka_unit_test(test_gil_window_nesting),

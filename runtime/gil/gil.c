@@ -168,7 +168,7 @@ static void gil_take_locked(int tid, uint64_t t0)
             .object_s = "the GIL",
         };
         if (sync_waits_wanted)
-            sync_stats_add_conflict(&gil_self.stats, &c);
+            sync_stats_add_wait(&gil_self.stats, &c);
 #endif
     }
     TA_TIMED_END();

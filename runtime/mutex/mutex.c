@@ -63,7 +63,7 @@ void _mutex_lock_wait(const char *site)
         .object_s = "the mutex",
     };
     if (sync_waits_wanted)
-        sync_stats_add_conflict(&mutex_self.stats, &c);
+        sync_stats_add_wait(&mutex_self.stats, &c);
 #endif
 }
 
