@@ -27,10 +27,13 @@
 #include "tests/stmbench_testutil.h"
 
 #include <pthread.h>
+#include <semaphore.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -488,18 +491,140 @@ static void test_lost_update_counter_fallback_gil_forced_aborts(void **state)
 {
     (void)state;
     htm_test_force_aborts(1, STATUS_CONFLICT);
+    sync_waits_wanted = 1;   /* GIL waits logged too, as with --conflicts (H6 of htm.c) */
     struct sync_stats s = lost_update_run(12000);   /* 120,000 aborts a thread: past the log cap */
     htm_test_force_aborts(0, 0);
     assert_int_equal(s.htm_commits, 0);
     assert_int_equal(s.inevitable, s.commits);
     assert_int_equal(s.aborts[SYNC_ABORT_HTM_CONFLICT], HTM_DEFAULT_RETRIES * s.commits);
-    /* one conflict-log row per abort, with its block's label, up to 100,000 per thread */
+    /* one conflict-log row per abort, with its block's label, up to 100,000 rows per
+     * thread with its waits' rows (H6): never thinned, every abort row weighs 1 */
     unsigned long long per_thread = HTM_DEFAULT_RETRIES * s.commits / NTHREADS;
-    assert_int_equal(s.nconflicts, NTHREADS * (per_thread < 100000 ? per_thread : 100000));
+    assert_true(per_thread > 100000);
+    assert_int_equal(s.nconflicts, NTHREADS * 100000);
+    size_t waits = 0;
+    for (size_t i = 0; i < s.nconflicts; i++) {
+        if (s.conflicts[i].kind == SYNC_KIND_LOCK_WAIT) {
+            waits++;
+            continue;
+        }
+        assert_int_equal(s.conflicts[i].weight, 1);
+    }
+    assert_true(waits > 0);   /* 4 threads took one GIL 24,000 times each */
     assert_int_equal(s.conflicts[0].kind, SYNC_ABORT_HTM_CONFLICT);
     assert_true(strcmp(s.conflicts[0].site, "test.increment") == 0 ||
                 strcmp(s.conflicts[0].site, "test.read") == 0);
     sync_stats_free(&s);
+}
+
+/* Contention analysis under the fallback (H6 of htm.c): a block that finds the GIL
+ * held by another's fallback block waits, and that wait is one lock-wait row naming
+ * the GIL, both threads, both blocks' labels and both locations (the workload's hook:
+ * here fixed codes). The holder lets go only once the waiter's hook has been asked
+ * where it waits (the wait has begun), then 5 ms more: a wait whatever the timing. */
+static struct {
+    sem_t held;
+    atomic_int waiting;
+    struct sync_stats st[2];
+    int enter_rc[2];
+} hw;
+
+static uint32_t hw_where_holder(void *arg, int tid, uintptr_t obj)
+{
+    (void)arg; (void)obj;
+    return tid == 0 ? 55 : 0;
+}
+
+static uint32_t hw_where_waiter(void *arg, int tid, uintptr_t obj)
+{
+    (void)arg; (void)obj;
+    /* relaxed: a signal that orders nothing else */
+    atomic_store_explicit(&hw.waiting, 1, memory_order_relaxed);
+    return tid == 1 ? 77 : 0;
+}
+
+static void *hw_thread(void *arg)
+{
+    int tid = (int)(intptr_t)arg;
+    char err[200];
+    if (tid == 1)
+        sem_wait(&hw.held);
+    sync_where = (struct sync_where_hook){.at = tid == 0 ? hw_where_holder : hw_where_waiter};
+    hw.enter_rc[tid] = sync_runtime_htm.thread_enter(tid, err, sizeof err);
+    if (tid == 0) {
+        SYNC_ATOMIC("test.hold") {
+            sem_post(&hw.held);
+            struct timespec ms = {0, 1000000L};
+            for (int i = 0; i < 2000 && !atomic_load_explicit(&hw.waiting, memory_order_relaxed); i++)
+                nanosleep(&ms, NULL);
+            struct timespec five = {0, 5000000L};
+            nanosleep(&five, NULL);
+        }
+    } else {
+        SYNC_ATOMIC("test.wait") {
+            /* empty: its begin waited */
+        }
+        SYNC_ATOMIC("test.alone") {
+            /* nobody holds the GIL now: no wait */
+        }
+    }
+    sync_runtime_htm.thread_exit(&hw.st[tid]);
+    sync_where = (struct sync_where_hook){0};
+    return NULL;
+}
+
+static size_t hw_waits(const struct sync_stats *s, const struct sync_conflict **last)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->nconflicts; i++)
+        if (s->conflicts[i].kind == SYNC_KIND_LOCK_WAIT) {
+            n += s->conflicts[i].weight;
+            *last = &s->conflicts[i];
+        }
+    return n;
+}
+
+static void test_fallback_wait_names_holder_forced_aborts(void **state)
+{
+    (void)state;
+#if !STMBENCH_WHERE
+    skip();                        /* make WHERE=0: no row is logged */
+#endif
+    struct sync_config cfg = {.nthreads = 2, .seed = 1};
+    char err[200];
+    htm_test_force_aborts(1, STATUS_CONFLICT);   /* every block falls back to the GIL */
+    sync_waits_wanted = 1;         /* as with --conflicts (a run before may have cleared it) */
+    if (sync_runtime_htm.init(&cfg, err, sizeof err) != 0)
+        fail_msg("htm init: %s", err);
+    memset(&hw, 0, sizeof hw);
+    sem_init(&hw.held, 0, 0);
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, hw_thread, (void *)(intptr_t)i), 0);
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    sync_runtime_htm.fini();
+    htm_test_force_aborts(0, 0);
+    sem_destroy(&hw.held);
+    assert_int_equal(hw.enter_rc[0], 0);
+    assert_int_equal(hw.enter_rc[1], 0);
+    const struct sync_conflict *c = NULL;
+    assert_int_equal(hw_waits(&hw.st[0], &c), 0);
+    assert_int_equal(hw_waits(&hw.st[1], &c), 1);
+    assert_int_equal(c->thread, 1);
+    assert_int_equal(c->other, 0);
+    assert_string_equal(c->object_s, "the GIL");
+    assert_string_equal(c->site, "test.wait");
+    assert_non_null(c->other_site);
+    assert_string_equal(c->other_site, "test.hold");
+    assert_int_equal(c->where, 77);
+    assert_int_equal(c->other_where, 55);
+    assert_true(c->wasted_ns >= 5000000);   /* the holder's last pause */
+    /* the aborts are still counted and logged, one row each */
+    assert_int_equal(hw.st[1].aborts[SYNC_ABORT_HTM_CONFLICT], 2 * HTM_DEFAULT_RETRIES);
+    assert_int_equal(hw.st[1].nconflicts, 2 * HTM_DEFAULT_RETRIES + 1);
+    sync_stats_free(&hw.st[0]);
+    sync_stats_free(&hw.st[1]);
 }
 
 /* ----------------------------------------------------------------- with RTM */
@@ -607,6 +732,7 @@ int main(void)
         T(test_explicit_and_other_forced_aborts),
         T(test_all_workloads_under_fallback_gil_forced_aborts),
         T(test_lost_update_counter_fallback_gil_forced_aborts),
+        T(test_fallback_wait_names_holder_forced_aborts),
         T(test_lost_update_counter_rtm),
         T(test_bank_1_2_4_threads_rtm),
         T(test_capacity_fallback_100k_accounts_rtm),

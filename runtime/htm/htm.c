@@ -11,6 +11,10 @@
  *                  the hook while no thread is entered, read-only during a run.
  *   htm_self       per thread: block depth, whether the running block holds the GIL,
  *                  the counters.
+ *   htm_holder     who holds the GIL (thread, block label, location), for contention
+ *                  analysis's waits: stored by the holder after taking it, on a line
+ *                  of its own that no hardware transaction reads (so storing it
+ *                  aborts nothing); read by a waiter as a hint (relaxed).
  *
  * Invariants:
  *   H1 (subscription) a hardware transaction reads htm_gil.word right after xbegin,
@@ -32,6 +36,11 @@
  *      blocks only after init succeeded, and init succeeds only when htm_cpu() found
  *      RTM working, or under the test hook, which replaces xbegin by an abort and so
  *      never enters a transaction (so never reaches xend or xabort either).
+ *
+ *   H6 (contention analysis) a wait for the GIL, before an attempt (htm_gil_wait_free)
+ *      or to take it (htm_gil_lock), is one lock-wait row (aggregated in the thread,
+ *      common.h) when the run asks for rows; with the abort rows a thread keeps at
+ *      most HTM_LOG_MAX rows, the open aggregates counted, so the log is never thinned.
  *
  * Memory order: inside a transaction ordering is the hardware's: a committed RTM
  * region has the ordering of a locked instruction (Intel SDM vol. 1, 16.3.6), and
@@ -65,6 +74,15 @@ static struct {
     char pad[SYNC_CACHELINE - sizeof(uint32_t)];
 } htm_gil SYNC_CL_ALIGNED;
 
+#if STMBENCH_WHERE
+static struct {
+    _Atomic int tid;                 /* -1: none seen */
+    _Atomic(const char *) site;
+    _Atomic uint32_t where;
+    char pad[SYNC_CACHELINE - sizeof(int) - sizeof(const char *) - sizeof(uint32_t)];
+} htm_holder SYNC_CL_ALIGNED = {.tid = -1};
+#endif
+
 static struct {
     int retries;             /* R */
     int forced;              /* the test hook is on */
@@ -77,6 +95,13 @@ enum { HTM_SPIN = 256 };   /* pause loops before sleeping on the GIL word */
  * short and many, and an abort-heavy second of them would otherwise log hundreds of
  * MB. The counters count every abort; the log holds the first HTM_LOG_MAX. */
 enum { HTM_LOG_MAX = SYNC_CONFLICTS_CAP };
+
+/* Rows this thread holds or will hold: its log and its open waits (H6). */
+static size_t htm_rows(void)
+{
+    const struct sync_stats *st = &htm_self.stats;
+    return st->nconflicts + (st->waits_open ? st->waits_open->n : 0);
+}
 
 /* ------------------------------------------------------------ the retry policy */
 
@@ -121,15 +146,72 @@ static long htm_futex(_Atomic uint32_t *addr, int op, uint32_t val)
     return syscall(SYS_futex, (uint32_t *)addr, op, val, NULL, NULL, 0);
 }
 
+/* A wait for the GIL (H6): begun when the thread first found it held, with the holder
+ * as it then was; logged when it ends. A hint like the other runtimes' (docs/contract.md
+ * "Conflict log"): the holder may have changed meanwhile. */
+struct htm_wait {
+    uint64_t t0;
+    struct sync_conflict c;
+};
+
+static void htm_wait_begin(struct htm_wait *w)
+{
+    w->t0 = 0;
+#if STMBENCH_WHERE
+    if (!sync_waits_wanted || htm_rows() + 1 >= HTM_LOG_MAX)
+        return;
+    w->t0 = sync_now_ns();
+    /* relaxed: hints the holder stored after taking the GIL (see htm_holder) */
+    int holder = atomic_load_explicit(&htm_holder.tid, memory_order_relaxed);
+    w->c = (struct sync_conflict){
+        .thread = htm_self.tid,
+        .other = holder,
+        .kind = SYNC_KIND_LOCK_WAIT,
+        .site = htm_self.site,
+        .where = sync_where_at(htm_self.tid, 0),
+        .other_site = holder >= 0 ? atomic_load_explicit(&htm_holder.site, memory_order_relaxed)
+                                  : NULL,
+        .other_where = holder >= 0 ? atomic_load_explicit(&htm_holder.where,
+                                                          memory_order_relaxed)
+                                   : 0,
+        .object_s = "the GIL",
+    };
+#else
+    (void)w;
+#endif
+}
+
+static void htm_wait_end(struct htm_wait *w)
+{
+#if STMBENCH_WHERE
+    if (!w->t0)
+        return;
+    uint64_t now = sync_now_ns();
+    w->c.t_ns = now - cfg.t0_ns;
+    w->c.wasted_ns = now - w->t0;
+    if (htm_rows() + 1 < HTM_LOG_MAX)
+        sync_stats_add_wait(&htm_self.stats, &w->c);
+#else
+    (void)w;
+#endif
+}
+
 /* Waits until the GIL is free, without taking it (before a hardware attempt: starting
  * one while the GIL is held would only abort). */
 static void htm_gil_wait_free(void)
 {
+    struct htm_wait wt;
+    wt.t0 = 0;
     for (int i = 0;; i++) {
         /* relaxed: a hint; the decision is the transaction's own read (H1). */
         uint32_t v = atomic_load_explicit(&htm_gil.word, memory_order_relaxed);
-        if (v == 0)
+        if (v == 0) {
+            if (i)
+                htm_wait_end(&wt);
             return;
+        }
+        if (i == 0)
+            htm_wait_begin(&wt);
         if (i < HTM_SPIN) {
             _mm_pause();
             continue;
@@ -144,19 +226,31 @@ static void htm_gil_wait_free(void)
     }
 }
 
+/* The GIL is ours: say who holds it (htm_holder; relaxed: hints for waiters). */
+static void htm_gil_taken(void)
+{
+#if STMBENCH_WHERE
+    atomic_store_explicit(&htm_holder.tid, htm_self.tid, memory_order_relaxed);
+    atomic_store_explicit(&htm_holder.site, htm_self.site, memory_order_relaxed);
+    atomic_store_explicit(&htm_holder.where, sync_where_at(htm_self.tid, 0),
+                          memory_order_relaxed);
+#endif
+}
+
 /* Takes the GIL (a three-state futex lock: Drepper, "Futexes Are Tricky", mutex 2).
- * Contention analysis logs no wait here yet (nor in htm_gil_wait_free): unlike gil's,
- * mutex's and locks' waits (docs/contract.md "Conflict log"), they are not even timed,
- * and this project's machines have no working RTM to check them on; their rows would
- * also share the abort log's HTM_LOG_MAX, which tests/test_htm.c counts exactly. */
+ * A taker that finds it held logs a wait (H6). */
 static void htm_gil_lock(void)
 {
     uint32_t c = 0;
     /* acquire: pairs with the release in htm_gil_unlock; the holder sees everything
      * the previous holder and every committed transaction wrote. */
     if (atomic_compare_exchange_strong_explicit(&htm_gil.word, &c, 1, memory_order_acquire,
-                                                memory_order_relaxed))
+                                                memory_order_relaxed)) {
+        htm_gil_taken();
         return;
+    }
+    struct htm_wait wt;
+    htm_wait_begin(&wt);
     for (int i = 0; i < HTM_SPIN; i++) {
         _mm_pause();
         c = 0;
@@ -164,8 +258,11 @@ static void htm_gil_lock(void)
         if (atomic_load_explicit(&htm_gil.word, memory_order_relaxed) == 0 &&
             atomic_compare_exchange_strong_explicit(&htm_gil.word, &c, 1,
                                                     memory_order_acquire,
-                                                    memory_order_relaxed))
+                                                    memory_order_relaxed)) {
+            htm_gil_taken();
+            htm_wait_end(&wt);
             return;
+        }
     }
     /* acquire: as above. Taking it as 2 keeps the sleepers' wake-up owed. */
     c = atomic_exchange_explicit(&htm_gil.word, 2, memory_order_acquire);
@@ -173,6 +270,8 @@ static void htm_gil_lock(void)
         htm_futex(&htm_gil.word, FUTEX_WAIT_PRIVATE, 2);
         c = atomic_exchange_explicit(&htm_gil.word, 2, memory_order_acquire);
     }
+    htm_gil_taken();
+    htm_wait_end(&wt);
 }
 
 static void htm_gil_unlock(void)
@@ -201,7 +300,7 @@ static void htm_record_abort(unsigned status)
 {
     enum sync_abort_kind kind = htm_abort_kind(status);
     htm_self.stats.aborts[kind]++;
-    if (htm_self.stats.nconflicts >= HTM_LOG_MAX)
+    if (htm_rows() >= HTM_LOG_MAX)    /* H6: never thinned */
         return;
     struct sync_conflict c = {
         .t_ns = sync_now_ns() - cfg.t0_ns,
@@ -296,6 +395,9 @@ static int htm_init(const struct sync_config *c, char *err, size_t errlen)
     cfg.t0_ns = sync_now_ns();
     /* relaxed: no thread is entered during init; thread creation orders it. */
     atomic_store_explicit(&htm_gil.word, 0, memory_order_relaxed);
+#if STMBENCH_WHERE
+    atomic_store_explicit(&htm_holder.tid, -1, memory_order_relaxed);   /* as above */
+#endif
     if (cfg.forced)
         snprintf(htm_params_buf, sizeof htm_params_buf, "htm_retries=%d;htm_forced_abort=0x%x",
                  r, cfg.forced_status);
