@@ -229,6 +229,129 @@ static void test_read_write_conflict_begun_alone(void **state)
     rt_down();
 }
 
+/* ---- read-write found by the write barrier names the commit, not the last taker:
+ * A's snapshot predates B's commit of X; C then takes X and aborts (its word goes back
+ * to B's revision, but C stays X's last taker); A's write of X finds X committed after
+ * its snapshot and aborts read-write. The other side must be B, from B's log entry
+ * (its thread, block and location), not C, which never committed X ---- */
+static sem_t s_c, s_go_c, s_b2;
+static int rwn_attempts_a, rwn_phase_c;
+static struct sync_stats st_c;
+static pthread_barrier_t entered3;
+
+static void enter3(int tid)
+{
+    char err[256];
+    if (sync_runtime_stm.thread_enter(tid, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    pthread_barrier_wait(&entered3);   /* all three entered: ownership is taken */
+}
+
+static void *rwn_a(void *arg)
+{
+    (void)arg;
+    enter3(0);
+    SYNC_ATOMIC("test.rwn.a") {
+        int k = rwn_attempts_a++;
+        SYNC_READ(Y);
+        long y = Y->v;
+        if (k == 0) {
+            sem_post(&s_b);   /* B: commit X */
+            sem_wait(&s_a);   /* ... and C took X and aborted */
+        }
+        SYNC_WRITE(X);
+        X->v = y + 1;
+    }
+    sem_post(&s_go_c);        /* C may finish */
+    sync_runtime_stm.thread_exit(&st_a);
+    return NULL;
+}
+
+static void *rwn_b(void *arg)
+{
+    (void)arg;
+    enter3(1);
+    sem_wait(&s_b);
+    SYNC_ATOMIC("test.rwn.b.x") {
+        SYNC_WRITE(X);
+        X->v = 100;
+    }
+    sem_post(&s_c);           /* C: take X */
+    sem_wait(&s_b2);          /* C holds X */
+    SYNC_ATOMIC("test.rwn.b.w") {
+        SYNC_WRITE(ROOT->next);
+        ROOT->next->v = 8;
+    }
+    sem_post(&s_c);           /* C: commit (and abort: it read the old W) */
+    sync_runtime_stm.thread_exit(&st_b);
+    return NULL;
+}
+
+static void *rwn_c(void *arg)
+{
+    (void)arg;
+    enter3(2);
+    sem_wait(&s_c);
+    SYNC_ATOMIC("test.rwn.c") {
+        if (rwn_phase_c == 1) {
+            rwn_phase_c = 2;
+            sem_post(&s_a);   /* A: write X now */
+            sem_wait(&s_go_c);
+        }
+        SYNC_READ(ROOT);
+        cell_ref w = ROOT->next;
+        SYNC_READ(w);
+        long v = w->v;
+        SYNC_WRITE(X);
+        if (rwn_phase_c == 0) {
+            rwn_phase_c = 1;
+            sem_post(&s_b2);  /* B: commit W, which we read */
+            sem_wait(&s_c);
+        }
+        X->v = v;
+    }
+    sync_runtime_stm.thread_exit(&st_c);
+    return NULL;
+}
+
+static void test_read_write_names_the_committer(void **state)
+{
+    (void)state;
+    rt_up(3);
+    memset(&st_c, 0, sizeof st_c);
+    sem_init(&s_c, 0, 0);
+    sem_init(&s_go_c, 0, 0);
+    sem_init(&s_b2, 0, 0);
+    rwn_attempts_a = rwn_phase_c = 0;
+    pthread_barrier_init(&entered3, NULL, 3);
+    pthread_t t[3];
+    void *(*fn[3])(void *) = {rwn_a, rwn_b, rwn_c};
+    for (int i = 0; i < 3; i++)
+        pthread_create(&t[i], NULL, fn[i], NULL);
+    for (int i = 0; i < 3; i++)
+        pthread_join(t[i], NULL);
+    pthread_barrier_destroy(&entered3);
+    /* C aborted read-write on its commit (it read W before B's commit of W), and
+     * maybe at its writes of X (a snapshot behind B's or A's commit of X) */
+    assert_true(st_c.aborts[SYNC_ABORT_READ_WRITE] >= 1);
+    assert_int_equal(rwn_phase_c, 2);
+    /* A aborted once, read-write, at its write of X: the other side is B's commit */
+    assert_int_equal(rwn_attempts_a, 2);
+    assert_int_equal(st_a.aborts[SYNC_ABORT_READ_WRITE], 1);
+    assert_int_equal(st_a.nconflicts, 1);
+    const struct sync_conflict *c = &st_a.conflicts[0];
+    assert_int_equal(c->object, (uintptr_t)X);
+    assert_int_equal(c->other, 1);
+    assert_non_null(c->other_site);
+    assert_string_equal(c->other_site, "test.rwn.b.x");
+    assert_int_equal(committed_v(X), 8);   /* C's retry wrote W's new value last */
+    sync_stats_free(&st_c);
+    sem_destroy(&s_c);
+    sem_destroy(&s_go_c);
+    sem_destroy(&s_b2);
+    rt_down();
+}
+
 /* ---- write-write: A owns X, B's write aborts (write-write), no update is lost ---- */
 static int ww_attempts_b;
 static void *ww_a(void *arg)
@@ -2866,6 +2989,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_read_write_conflict),
         cmocka_unit_test(test_read_write_conflict_begun_alone),
+        cmocka_unit_test(test_read_write_names_the_committer),
         cmocka_unit_test(test_write_write_conflict),
         cmocka_unit_test(test_inevitable_never_aborts),
         cmocka_unit_test(test_abort_discards_writes_and_allocations),

@@ -439,14 +439,49 @@ static SYNC_NOINLINE int conflict_other_side(struct stm_seg *s, uintptr_t obj, i
     return seg;
 }
 
-/* The write barrier's aborts: the other side as conflict_other_side finds it (a
- * read-write abort knows no owner: the last taker names it), then the abort. One cold
- * call, so that the barrier keeps its registers for the common path. */
+/* The write barrier's aborts: the other side as conflict_other_side finds it, then the
+ * abort. One cold call, so that the barrier keeps its registers for the common path. */
 static SYNC_NOINLINE __attribute__((cold, noreturn)) void
 abort_naming_other(struct stm_seg *s, uintptr_t off, int owner, enum sync_abort_kind kind)
 {
     int other = conflict_other_side(s, off, owner);
     stm_abort(kind, owner ? owner : other, off);
+}
+
+/* The commit that wrote obj at revision rev, after our snapshot: its log entry says who
+ * (its segment and block) and from where (the run's validate field: its location at its
+ * first write of the object), as validation names a writer (log.c). Left in conf_other_*
+ * for stm_abort; returns that segment, or -1 when no linked entry of that revision
+ * writes obj (a private commit's or a recycled object's word). The entries after our
+ * rev are linked before the words that name their rev (the release after the link) and
+ * are not freed while we are active at our rev (I4): the walk reads immutable entries. */
+static int committed_writer(struct stm_seg *s, uintptr_t obj, uint64_t rev)
+{
+    const struct log_entry *e = s->last;
+    /* acquire: pairs with the release store that linked each entry */
+    while (e && e->rev < rev)
+        e = atomic_load_explicit(&e->next, memory_order_acquire);
+    if (!e || e->rev != rev)
+        return -1;
+    for (uint32_t i = 0; i < e->nruns; i++)
+        if (e->runs[i].off == obj && e->runs[i].validate) {
+            s->conf_other_site = e->site;
+            s->conf_other_where = e->runs[i].validate >> 1;
+            return e->seg;
+        }
+    return -1;
+}
+
+/* The write barrier found obj committed after our snapshot (its word's rev, `rev`): a
+ * read-write abort. The other side is that commit, from its entry; only when there is
+ * none, the last taker of the object (which may be a transaction that aborted since). */
+static SYNC_NOINLINE __attribute__((cold, noreturn)) void
+abort_read_stale(struct stm_seg *s, uintptr_t off, uint64_t rev)
+{
+    int other = committed_writer(s, off, rev);
+    if (other < 0)
+        other = conflict_other_side(s, off, 0);
+    stm_abort(SYNC_ABORT_READ_WRITE, other, off);
 }
 
 /* An object we took from others' reach (its word was not NOT_OWNED): counts it owned
@@ -502,7 +537,7 @@ void _stm_write_slowpath(void __seg_gs *obj)
         uint64_t owner = w & 0xffff;
         if (owner == 0) {
             if ((w >> 16) > s->rev) { /* committed after our snapshot: we read it stale */
-                abort_naming_other(s, off, 0, SYNC_ABORT_READ_WRITE);
+                abort_read_stale(s, off, w >> 16);
             }
             /* acquire on success: as above; the failure reloads w */
             if (atomic_compare_exchange_weak_explicit(slot, &w, w | mine,
