@@ -240,35 +240,53 @@ static void test_modes_itm(void **state)
 
 /* Garbage is reclaimed in every mode: arith allocates on most bytecodes (at least one
  * object per 10), and what is freed keeps up with it (the live set is a few objects per
- * thread); a mode that leaked would show allocated far above freed. */
+ * thread); a mode that leaked would show allocated far above freed. Under the buffered
+ * scheme a thread that ends first leaves in its limbo what it freed since the other's
+ * last block end (objvm.h, iv_buf_reclaim): on a loaded machine, where the other can be
+ * descheduled for tens of ms, that outgrows the bound (106,517 at load 17 on 2 cores).
+ * So a configuration gets three tries: a leak fails every one, a stall rarely two. */
+static int reclaim_once(const char *rt, const char *mode, char *msg, size_t msglen)
+{
+    const char *csv = tu_path(0, "reclaim.csv");
+    remove(csv);
+    const char *th = strcmp(rt, "seq") == 0 ? "1" : "2";
+    const char *args[] = {"--runtime", rt, "--workload", "interp", "--threads", th,
+                          "--csv", csv, "--program", "arith", "--memory", mode,
+                          "--ops", "2000000", NULL};
+    int rc;
+    free(tu_capture_stdout(tu_runv, args, &rc));
+    assert_int_equal(rc, 0);
+    char *text = tu_read(csv, NULL);
+    assert_non_null(text);
+    char f[64];
+    assert_int_equal(tu_field(text, 0, "objects_allocated", f, sizeof f), 0);
+    unsigned long long alloc = strtoull(f, NULL, 10);
+    assert_int_equal(tu_field(text, 0, "objects_freed", f, sizeof f), 0);
+    unsigned long long freed = strtoull(f, NULL, 10);
+    assert_int_equal(tu_field(text, 0, "ops", f, sizeof f), 0);
+    unsigned long long ops = strtoull(f, NULL, 10);
+    free(text);
+    snprintf(msg, msglen, "arith under %s, --memory %s: %llu bytecodes, %llu objects "
+             "allocated, %llu freed", rt, mode, ops, alloc, freed);
+    assert_false(alloc * 10 < ops || freed > alloc);   /* not a matter of timing */
+    return alloc - freed <= 3 * 32768 + 1000;
+}
+
 static void test_modes_reclaim(void **state)
 {
     (void)state;
     const char *rts[] = { "seq", "locks", "stm", "gil", NULL };
     for (int r = 0; rts[r]; r++)
         for (int m = 0; modes[m]; m++) {
-            const char *csv = tu_path(0, "reclaim.csv");
-            remove(csv);
-            const char *th = r == 0 ? "1" : "2";
-            const char *args[] = {"--runtime", rts[r], "--workload", "interp", "--threads", th,
-                                  "--csv", csv, "--program", "arith", "--memory", modes[m],
-                                  "--ops", "2000000", NULL};
-            int rc;
-            free(tu_capture_stdout(tu_runv, args, &rc));
-            assert_int_equal(rc, 0);
-            char *text = tu_read(csv, NULL);
-            assert_non_null(text);
-            char f[64];
-            assert_int_equal(tu_field(text, 0, "objects_allocated", f, sizeof f), 0);
-            unsigned long long alloc = strtoull(f, NULL, 10);
-            assert_int_equal(tu_field(text, 0, "objects_freed", f, sizeof f), 0);
-            unsigned long long freed = strtoull(f, NULL, 10);
-            assert_int_equal(tu_field(text, 0, "ops", f, sizeof f), 0);
-            unsigned long long ops = strtoull(f, NULL, 10);
-            free(text);
-            if (alloc * 10 < ops || freed > alloc || alloc - freed > 3 * 32768 + 1000)
-                fail_msg("arith under %s, --memory %s: %llu bytecodes, %llu objects "
-                         "allocated, %llu freed", rts[r], modes[m], ops, alloc, freed);
+            char msg[256];
+            int ok = 0;
+            for (int try = 0; try < 3 && !ok; try++) {
+                ok = reclaim_once(rts[r], modes[m], msg, sizeof msg);
+                if (!ok)
+                    fprintf(stderr, "try %d: %s\n", try + 1, msg);
+            }
+            if (!ok)
+                fail_msg("%s", msg);
         }
 }
 
