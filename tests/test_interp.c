@@ -245,31 +245,44 @@ static void test_modes_itm(void **state)
  * last block end (objvm.h, iv_buf_reclaim): on a loaded machine, where the other can be
  * descheduled for tens of ms, that outgrows the bound (106,517 at load 17 on 2 cores).
  * So a configuration gets three tries: a leak fails every one, a stall rarely two. */
-static int reclaim_once(const char *rt, const char *mode, char *msg, size_t msglen)
+/* One interp run of `prog` under `rt` (2 threads, seq 1) in memory mode `mode` for
+ * `nops` bytecodes into a new CSV: its objects allocated and freed and its bytecodes. */
+struct alloc_counts {
+    unsigned long long alloc, freed, ops;
+};
+static struct alloc_counts run_counts(const char *rt, const char *prog, const char *mode,
+                                      const char *nops)
 {
-    const char *csv = tu_path(0, "reclaim.csv");
+    const char *csv = tu_path(0, "counts.csv");
     remove(csv);
     const char *th = strcmp(rt, "seq") == 0 ? "1" : "2";
     const char *args[] = {"--runtime", rt, "--workload", "interp", "--threads", th,
-                          "--csv", csv, "--program", "arith", "--memory", mode,
-                          "--ops", "2000000", NULL};
+                          "--csv", csv, "--program", prog, "--memory", mode,
+                          "--ops", nops, NULL};
     int rc;
     free(tu_capture_stdout(tu_runv, args, &rc));
     assert_int_equal(rc, 0);
     char *text = tu_read(csv, NULL);
     assert_non_null(text);
     char f[64];
+    struct alloc_counts c;
     assert_int_equal(tu_field(text, 0, "objects_allocated", f, sizeof f), 0);
-    unsigned long long alloc = strtoull(f, NULL, 10);
+    c.alloc = strtoull(f, NULL, 10);
     assert_int_equal(tu_field(text, 0, "objects_freed", f, sizeof f), 0);
-    unsigned long long freed = strtoull(f, NULL, 10);
+    c.freed = strtoull(f, NULL, 10);
     assert_int_equal(tu_field(text, 0, "ops", f, sizeof f), 0);
-    unsigned long long ops = strtoull(f, NULL, 10);
+    c.ops = strtoull(f, NULL, 10);
     free(text);
+    return c;
+}
+
+static int reclaim_once(const char *rt, const char *mode, char *msg, size_t msglen)
+{
+    struct alloc_counts c = run_counts(rt, "arith", mode, "2000000");
     snprintf(msg, msglen, "arith under %s, --memory %s: %llu bytecodes, %llu objects "
-             "allocated, %llu freed", rt, mode, ops, alloc, freed);
-    assert_false(alloc * 10 < ops || freed > alloc);   /* not a matter of timing */
-    return alloc - freed <= 3 * 32768 + 1000;
+             "allocated, %llu freed", rt, mode, c.ops, c.alloc, c.freed);
+    assert_false(c.alloc * 10 < c.ops || c.freed > c.alloc);   /* not a matter of timing */
+    return c.alloc - c.freed <= 3 * 32768 + 1000;
 }
 
 static void test_modes_reclaim(void **state)
@@ -301,25 +314,10 @@ static void test_programs_allocate(void **state)
     const char *nops[] = { "2000000", "2000000", "20000000", "2000000" };
     for (int p = 0; progs[p]; p++)
         for (int m = 0; modes[m]; m++) {
-            const char *csv = tu_path(0, "alloc.csv");
-            remove(csv);
-            const char *args[] = {"--runtime", "seq", "--workload", "interp", "--threads", "1",
-                                  "--csv", csv, "--program", progs[p], "--memory", modes[m],
-                                  "--ops", nops[p], NULL};
-            int rc;
-            free(tu_capture_stdout(tu_runv, args, &rc));
-            assert_int_equal(rc, 0);
-            char *text = tu_read(csv, NULL);
-            assert_non_null(text);
-            char f[64];
-            assert_int_equal(tu_field(text, 0, "objects_allocated", f, sizeof f), 0);
-            unsigned long long alloc = strtoull(f, NULL, 10);
-            assert_int_equal(tu_field(text, 0, "ops", f, sizeof f), 0);
-            unsigned long long ops = strtoull(f, NULL, 10);
-            free(text);
-            if (ops < strtoull(nops[p], NULL, 10) || alloc * 10 < ops)
+            struct alloc_counts c = run_counts("seq", progs[p], modes[m], nops[p]);
+            if (c.ops < strtoull(nops[p], NULL, 10) || c.alloc * 10 < c.ops)
                 fail_msg("%s, --memory %s: %llu bytecodes, %llu objects allocated",
-                         progs[p], modes[m], ops, alloc);
+                         progs[p], modes[m], c.ops, c.alloc);
         }
 }
 
