@@ -19,6 +19,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
+#include "runtime/stm/publish.h"
 #include "runtime/stm/stm_internal.h"
 
 /* ------------------------------------------------------------ log and import */

@@ -171,9 +171,8 @@ _Atomic unsigned long stm_test_closings;
 static uint64_t close_private(struct stm_seg *s, size_t g, int o)
 {
     struct stm_seg *os = &G.segs[o];
+    STM_TEST_HOOK(closing);
 #ifdef STM_TEST_HOOKS
-    if (stm_test_closing)
-        stm_test_closing();
     /* relaxed: a count read after the threads are joined */
     atomic_fetch_add_explicit(&stm_test_closings, 1, memory_order_relaxed);
 #endif
@@ -443,10 +442,7 @@ void stm_materialize(struct stm_seg *s, size_t g0, size_t g1, int fresh)
          * after our snapshot is undone, which also undoes whatever of theirs the copy
          * caught. */
         wait_imported_copies(s);
-#ifdef STM_TEST_HOOKS
-        if (stm_test_fill_waited)
-            stm_test_fill_waited();
-#endif
+        STM_TEST_HOOK(fill_waited);
         TA_TIMED_BEGIN(TA_UNSHARE);
         for (size_t g = first; g < last; g++)
             if (s->gstate[g] == G_NONE) {
@@ -455,10 +451,7 @@ void stm_materialize(struct stm_seg *s, size_t g0, size_t g1, int fresh)
                 s->stats.pages_faulted += GRANULE_PAGES;
             }
         TA_TIMED_END();
-#ifdef STM_TEST_HOOKS
-        if (stm_test_fill_copied)
-            stm_test_fill_copied();
-#endif
+        STM_TEST_HOOK(fill_copied);
         chaos_point(s);
         stm_commit_lock();
         TA_TIMED_BEGIN(TA_UNSHARE);
