@@ -108,19 +108,10 @@ static void release_ownership_restore(struct stm_seg *s)
     }
 }
 
-/* Throws the running attempt away and jumps back to the block's start. */
-void __attribute__((noreturn)) stm_abort(enum sync_abort_kind kind, int other,
-                                                uintptr_t obj)
+/* An aborting attempt's rollback: its entry, claims and writes given back, its
+ * allocations undone, its logs emptied. */
+static void abort_rollback(struct stm_seg *s)
 {
-    struct stm_seg *s = stm_me;
-    if (s->inevitable)
-        stm_fatal("an inevitable transaction tried to abort (%s)", sync_abort_kind_name(kind));
-    STM_ASSERT(stm_self.depth >= 1, "abort: inside a transaction");
-    STM_ASSERT(!stm_in_commit(s), "abort: never in the commit lock or window");
-    STM_ASSERT(!atomic_load_explicit(&s->publishing, memory_order_relaxed),
-               "I2: abort: not while publishing (the commit is past its link)");
-    STM_ASSERT(s->nowned <= s->nws, "I3: owned objects are among the written ones");
-    SYNC_COMPILER_BARRIER();
     if (s->building) {
         stm_entry_keep(s, s->building);
         s->building = NULL;
@@ -145,7 +136,11 @@ void __attribute__((noreturn)) stm_abort(enum sync_abort_kind kind, int other,
     for (size_t i = 0; i < s->nrecycled; i++)
         freelist_push(&s->ready[s->recycled[i].cls], s->recycled[i].off);
     tx_reset(s);
+}
 
+/* The abort counted, and its row in the conflict log. */
+static void abort_record(struct stm_seg *s, enum sync_abort_kind kind, int other, uintptr_t obj)
+{
     uint64_t now = sync_now_ns();
     s->stats.aborts[kind]++;
     /* Conflict analysis: our side's location where the conflict was found (for the
@@ -171,7 +166,11 @@ void __attribute__((noreturn)) stm_abort(enum sync_abort_kind kind, int other,
     sync_stats_add_conflict(&s->stats, &c);
     stm_self.aborts_in_row++;
     TA_ABORT(s->attempt_ticks); /* time breakdown: the attempt and its rollback are wasted */
+}
 
+/* After a write-write conflict on obj with owner `other`: the wait described below. */
+static void abort_wait_owner(enum sync_abort_kind kind, int other, uintptr_t obj)
+{
     /* Contention management: after a write-write conflict, wait (without holding
      * anything) until the owner let go, so the retry does not hit it again. */
     if (kind == SYNC_ABORT_WRITE_WRITE && obj) {
@@ -179,8 +178,9 @@ void __attribute__((noreturn)) stm_abort(enum sync_abort_kind kind, int other,
         TA_TIMED_BEGIN(TA_WAIT_OWNER);
         /* The owner is usually running and lets go within its commit (a microsecond or
          * so): spin with `pause` first; yield only after that (it may be descheduled:
-         * threads may outnumber cores). A yield at every round from the 65th cost bank
-         * transfers a fifth of their 2-thread time in this wait on a busy VM. */
+         * threads may outnumber cores). Yielding much earlier made bank's transfers
+         * spend a large share of their 2-thread time in this wait on a busy VM (the
+         * measurement is in the message of commit 89400fd, which chose 2,048). */
         for (int spins = 0; spins < 100000; spins++) {
             /* relaxed: only a hint for when to retry */
             if ((atomic_load_explicit(slot, memory_order_relaxed) & 0xffff) != (uint64_t)other)
@@ -192,6 +192,24 @@ void __attribute__((noreturn)) stm_abort(enum sync_abort_kind kind, int other,
         }
         TA_TIMED_END();
     }
+}
+
+/* Throws the running attempt away and jumps back to the block's start. */
+void __attribute__((noreturn)) stm_abort(enum sync_abort_kind kind, int other,
+                                                uintptr_t obj)
+{
+    struct stm_seg *s = stm_me;
+    if (s->inevitable)
+        stm_fatal("an inevitable transaction tried to abort (%s)", sync_abort_kind_name(kind));
+    STM_ASSERT(stm_self.depth >= 1, "abort: inside a transaction");
+    STM_ASSERT(!stm_in_commit(s), "abort: never in the commit lock or window");
+    STM_ASSERT(!atomic_load_explicit(&s->publishing, memory_order_relaxed),
+               "I2: abort: not while publishing (the commit is past its link)");
+    STM_ASSERT(s->nowned <= s->nws, "I3: owned objects are among the written ones");
+    SYNC_COMPILER_BARRIER();
+    abort_rollback(s);
+    abort_record(s, kind, other, obj);
+    abort_wait_owner(kind, other, obj);
     stm_self.depth = 0;
     stm_longjmp(&stm_self.jb);
 }
@@ -274,26 +292,33 @@ static SYNC_NOINLINE void record_taker(struct stm_seg *s, uintptr_t off)
         atomic_store_explicit(&s->wsite, s->site, memory_order_relaxed);
 }
 
-void _stm_write_slowpath(void __seg_gs *obj)
+/* We are inevitable (I6) and `owner` has the object at off: asks it to abort (the
+ * owner asked before, *asked, if another, is told it need not) and starts the wait. */
+SYNC_INLINE void ask_owner(struct stm_seg *s, uintptr_t off, uint64_t owner, int *asked)
 {
-    struct stm_seg *s = stm_me;
-    uintptr_t off = (uintptr_t)obj;
-    if (SYNC_UNLIKELY(stm_self.depth == 0))
-        stm_fatal("%s outside an atomic block", "SYNC_WRITE");
-    STM_ASSERT(!stm_in_commit(s), "no write barrier in the commit lock or window");
-    STM_ASSERT(off >= G.rm_size && off < G.rm_size + G.heap_size, "a written object is in the heap");
-    check_abort_request(s);
-    chaos_point(s);
-    if (G.chaos && !s->inevitable && (chaos_rand(s) & 255) == 0)
-        stm_abort(SYNC_ABORT_OTHER, -1, off); /* chaos: exercise the abort path */
+    /* The object changed hands meanwhile: the last owner we asked let it go (relaxed:
+     * as the clear after the wait, in take_ownership). */
+    if (*asked && *asked != (int)owner)
+        atomic_store_explicit(&G.segs[*asked].abort_request, 0, memory_order_relaxed);
+    STM_TEST_HOOK(before_ask);
+    /* relaxed: published by the release store below (conflict analysis) */
+    atomic_store_explicit(&G.segs[owner].abort_obj, off, memory_order_relaxed);
+    atomic_store_explicit(&G.segs[owner].abort_where, sync_where_of(off),
+                          memory_order_relaxed);
+    if (atomic_load_explicit(&s->wsite, memory_order_relaxed) != s->site)
+        atomic_store_explicit(&s->wsite, s->site, memory_order_relaxed);
+    /* release: pairs with the acquire in check_abort_request */
+    atomic_store_explicit(&G.segs[owner].abort_request, 1, memory_order_release);
+    *asked = (int)owner;
+    TA_TIMED_BEGIN(TA_WAIT_OWNER);
+    sched_yield();
+}
 
-    /* Bring the object's granules in before taking it: a fill may take a granule from
-     * its private holder and move our snapshot on (pages.c), which can abort, and an
-     * abort must find nothing half done (an ownership taken but not yet logged). The
-     * size is read through %gs: a first access faults and fills there. */
-    uint32_t size = ((const struct sync_hdr __seg_gs *)obj)->size;
-    ensure_accessible(off, size, 0);
-
+/* Takes the ownership of the object at off (I3) where others may write it, aborting on
+ * a conflict (an inevitable transaction waits for the owner instead). Returns the
+ * ownership word before (NOT_OWNED: not taken, nobody to conflict with). */
+SYNC_INLINE uint64_t take_ownership(struct stm_seg *s, uintptr_t off)
+{
     _Atomic uint64_t *slot = wlock_slot(off);
     uint64_t mine = (uint64_t)s->idx;
     uint64_t w = NOT_OWNED;
@@ -324,23 +349,7 @@ void _stm_write_slowpath(void __seg_gs *obj)
         if (!s->inevitable) {
             abort_naming_other(s, off, (int)owner, SYNC_ABORT_WRITE_WRITE);
         }
-        /* We are inevitable (I6): ask the owner to abort and wait for the object.
-         * The object changed hands meanwhile: the last owner we asked let it go
-         * (relaxed: as below). */
-        if (asked && asked != (int)owner)
-            atomic_store_explicit(&G.segs[asked].abort_request, 0, memory_order_relaxed);
-        STM_TEST_HOOK(before_ask);
-        /* relaxed: published by the release store below (conflict analysis) */
-        atomic_store_explicit(&G.segs[owner].abort_obj, off, memory_order_relaxed);
-        atomic_store_explicit(&G.segs[owner].abort_where, sync_where_of(off),
-                              memory_order_relaxed);
-        if (atomic_load_explicit(&s->wsite, memory_order_relaxed) != s->site)
-            atomic_store_explicit(&s->wsite, s->site, memory_order_relaxed);
-        /* release: pairs with the acquire in check_abort_request */
-        atomic_store_explicit(&G.segs[owner].abort_request, 1, memory_order_release);
-        asked = (int)owner;
-        TA_TIMED_BEGIN(TA_WAIT_OWNER);
-        sched_yield();
+        ask_owner(s, off, owner, &asked);
         w = atomic_load_explicit(slot, memory_order_acquire);
     }
     if (SYNC_UNLIKELY(asked)) {
@@ -353,10 +362,33 @@ void _stm_write_slowpath(void __seg_gs *obj)
         atomic_store_explicit(&G.segs[asked].abort_request, 0, memory_order_relaxed);
         TA_TIMED_END();   /* only a wait opened an interval: no call on the fast path */
     }
-
     STM_ASSERT(w == NOT_OWNED ||
                    (atomic_load_explicit(slot, memory_order_relaxed) & 0xffff) == mine,
                "I3: the writer owns the object after its CAS");
+    return w;
+}
+
+void _stm_write_slowpath(void __seg_gs *obj)
+{
+    struct stm_seg *s = stm_me;
+    uintptr_t off = (uintptr_t)obj;
+    if (SYNC_UNLIKELY(stm_self.depth == 0))
+        stm_fatal("%s outside an atomic block", "SYNC_WRITE");
+    STM_ASSERT(!stm_in_commit(s), "no write barrier in the commit lock or window");
+    STM_ASSERT(off >= G.rm_size && off < G.rm_size + G.heap_size, "a written object is in the heap");
+    check_abort_request(s);
+    chaos_point(s);
+    if (G.chaos && !s->inevitable && (chaos_rand(s) & 255) == 0)
+        stm_abort(SYNC_ABORT_OTHER, -1, off); /* chaos: exercise the abort path */
+
+    /* Bring the object's granules in before taking it: a fill may take a granule from
+     * its private holder and move our snapshot on (pages.c), which can abort, and an
+     * abort must find nothing half done (an ownership taken but not yet logged). The
+     * size is read through %gs: a first access faults and fills there. */
+    uint32_t size = ((const struct sync_hdr __seg_gs *)obj)->size;
+    ensure_accessible(off, size, 0);
+
+    uint64_t w = take_ownership(s, off);
     push_backup(s, off, size, w); /* w = the word before we owned it */
     if (w != NOT_OWNED)
         record_taker(s, off);
