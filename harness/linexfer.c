@@ -4,9 +4,9 @@
  *
  * Why: every cross-thread figure of a sitting (a commit that links after another
  * thread's entry, a lock another core took last) is a few of these transfers, and on a
- * virtual machine their cost changes between sittings by a factor of four (50 ns one way
- * on an Intel Xeon VM, 210-240 ns on an AMD EPYC VM, where the two vCPUs may sit on
- * different core complexes). `make scaling` records it before each round, so that a
+ * virtual machine their cost changes between sittings several times over (the two vCPUs
+ * may sit on one core complex or on two; the figures of the sittings are in
+ * docs/figures.md and results/). `make scaling` records it before each round, so that a
  * table says which kind of sitting it came from.
  *
  * How: two threads, bound as threads 0 and 1 of a 2-thread run with the same --pin
@@ -35,7 +35,7 @@
 #include <string.h>
 
 #define TRIALS 7
-#define ROUNDS 100000L          /* round trips per trial: 40-100 ms here */
+#define ROUNDS 100000L          /* round trips per trial: a fraction of a second */
 #define STALL_NS 10000000000ull /* a trial without progress for 10 s: give up */
 
 struct xfer {

@@ -66,9 +66,9 @@ void stm_commit_lock(void)
  * segment's newest linked entry (each stored in its linker's window, and never freed by
  * its owner's collection), which is O(N) lines and no walk along the log (a walk read
  * up to PUBLISH_LAG entries the other cores wrote, and cost far more: DESIGN.md, "the
- * lazy publication", and docs/stm-measured.md). Every lock holder does it, so a fill, an enter or an exit
- * sees the exact tail; a committer far past G.rev takes a free lock for it
- * (stm_publish_if_behind), which bounds the log nobody may free.
+ * lazy publication", and docs/stm-measured.md). Every lock holder does it, so a fill,
+ * an enter or an exit sees the exact tail; a committer far past G.rev takes a free lock
+ * for it (stm_publish_if_behind), which bounds the log nobody may free.
  */
 static void publish_under_lock(void)
 {

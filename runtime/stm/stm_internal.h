@@ -498,8 +498,9 @@ void stm_own_free_below(struct stm_seg *s, uint64_t min);
 /* Asks for the line of p for writing (prefetchw: on AMD since K6, on Intel since
  * Broadwell; a no-op on older Intel cores). A hint: it changes no value. Used for lines a
  * commit will write that another core wrote last, so that their transfers overlap the
- * transaction instead of stalling the commit (a cross-core transfer measured 50 ns on
- * an Intel VM and 210 ns on an AMD EPYC VM here). */
+ * transaction instead of stalling the commit (a cross-core transfer is one of the
+ * dearest things a commit does: `stmbench --line-transfer` measures it, docs/harness.md;
+ * the figures of the VMs here are in docs/figures.md). */
 static inline void stm_prefetchw(const void *p)
 {
     __asm__ volatile("prefetchw %0" : : "m"(*(const char *)p));
