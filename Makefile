@@ -106,10 +106,10 @@ ifeq ($(MODE),release)
 # -falign-loops=32: every loop head starts a 32-byte fetch block, so where a hot loop
 # lands no longer depends on the code before it. Without it, the gil copy of interp's
 # dispatch loop (the same instructions as seq's, at another address) had its head 48
-# bytes into a 64-byte line and ran at 0.59 of seq's speed on an AMD EPYC with equal
-# callgrind counts; with it gil runs 285-290 M bytecodes/s at 1 thread beside seq's
-# 273-300 M. (64 served too, but its padding nops run at every entry to a short inner
-# loop: +12 instructions per hashmap operation.)
+# bytes into a 64-byte line and ran far slower than seq's with equal callgrind counts;
+# with it the two run alike (docs/figures.md, "How to read them"). (64 served too, but
+# its padding nops run at every entry to a short inner loop: more instructions per
+# hashmap operation; commit 4b4c337 has the count.)
 OPTFLAGS := -O2 -falign-loops=32 -gdwarf-4 -grecord-gcc-switches
 else ifeq ($(MODE),debug)
 # STMBENCH_DEBUG: the STM's invariant asserts (STM_ASSERT, runtime/stm/stm_internal.h)

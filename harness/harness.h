@@ -11,7 +11,7 @@ int stmbench_main(int argc, char **argv);
 /* stmbench --line-transfer [--pin P] (harness/linexfer.c): the one-way time of a cache
  * line between the two PUs of a 2-thread run; the exit status of the program. */
 int line_transfer_main(int argc, char **argv);
-/* stmbench --log-floor [--threads N] [--pin P] [--work W] (harness/linexfer.c): appends
+/* stmbench --log-floor [--threads N] [--pin P] [--work W] (harness/logfloor.c): appends
  * per second to one shared log at 1 and at N threads; the exit status. */
 int log_floor_main(int argc, char **argv);
 

@@ -288,8 +288,8 @@ struct sync_wait_log {
 extern __thread struct sync_wait_log sync_waits;
 /* 0: the run asks for no conflict rows (neither --conflicts nor --report), so the
  * runtimes that wait log no `lock-wait` rows: a thread's rows fill up to the cap
- * (SYNC_CONFLICTS_CAP) in seconds under locks or mutex, memory nobody reads (make
- * memcheck: 2.2-3.0x RSS growth in 30 s). Set by the harness before the threads start,
+ * (SYNC_CONFLICTS_CAP) in seconds under locks or mutex, memory nobody reads (it failed
+ * make memcheck's bound on RSS growth). Set by the harness before the threads start,
  * read only after: plain. Default 1 (the unit tests, which read the rows). */
 extern int sync_waits_wanted;
 extern __thread uint32_t sync_lock_word[SYNC_LOCK_SITES] __attribute__((tls_model("local-exec")));

@@ -7,9 +7,9 @@
  * Allocator: seq, mutex, gil and locks all allocate objects with mimalloc (Debian's
  * libmimalloc-dev, the allocator free-threaded CPython uses) when the Makefile defines
  * SYNC_PLAIN_MIMALLOC (every build without a sanitizer). One allocator for the four
- * keeps their n% comparable, and it is the one a practitioner would pick: glibc's
- * malloc made `locks` hashmap updates scale x1.09 at 2 threads where mimalloc gives
- * the expected speed-up (the measurement is in docs/locks-schemes.md). Sanitizer
+ * keeps their n% comparable, and it is the one a practitioner would pick: with glibc's
+ * malloc `locks` hashmap updates barely scaled at 2 threads, where mimalloc gives the
+ * expected speed-up (the measurement is in docs/locks-schemes.md). Sanitizer
  * builds use the C library's functions, which the sanitizer replaces with its own
  * checked allocator (mimalloc's memory would be invisible to ASan and TSan).
  * The itm runtime includes this header for the references only: it allocates with

@@ -70,7 +70,8 @@ static void *bank_setup(const struct wl_args *a, char *err, size_t errlen)
 
 /* The body of one block: k ops drawn from seed. Kept out of line: under stm the block's
  * function calls _setjmp, and compilers keep fewer values in registers in a function
- * that contains a call returning twice (the audit loop ran 3x the instructions). */
+ * that contains a call returning twice (the audit loop ran several times the
+ * instructions inline: commit d8b6712 has the counts). */
 static SYNC_NOINLINE void
 bank_ops(const struct bank_ctx *c, struct wl_thread *t, uint64_t seed, long k)
 {

@@ -279,7 +279,8 @@ static SYNC_NOINLINE __attribute__((unused)) void wl_sample_end_(struct wl_threa
  * aborted attempts, rollbacks and waits included in the time) goes into the running
  * rung's average, which a faster epoch moves halfway and a slower one an eighth of the
  * way: interference (another process, an interrupt, a page fault) only ever slows an
- * epoch down, and single epochs vary by +-10% and more on a busy machine. The next
+ * epoch down, and single epochs vary by far more than the tie below on a busy machine
+ * (docs/txlen.md has the method and its runs). The next
  * epoch runs the best rung measured so far, except that a rung next to the best that
  * was never measured is tried at once (so a clean run climbs one rung per epoch), and
  * to follow a rate that changes, every 4th epoch tries the rung above the best and

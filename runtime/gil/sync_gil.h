@@ -57,8 +57,8 @@ int gil_waiters(void);             /* threads waiting to take it */
 
 /* The time breakdown's block hooks. The begin tests the loop's window, a flag in
  * gil_self beside the depth it updates anyway (testing ta_self's flag, a TLS address
- * of its own, cost the hashmap block 12 instructions per operation in callgrind; the
- * GIL's own block is about 3). The end tests nothing more than the depth it counts
+ * of its own, cost the hashmap block several times the GIL's own block in callgrind
+ * instructions: commit 3145d4d has the counts). The end tests nothing more than the depth it counts
  * down: a block begun in a window (outermost) adds GIL_WINDOW_BIAS to the depth, so
  * its end does not reach 0 and takes the slow path (out of line, as is the end of a
  * nested block), which leaves the window's block and takes the bias off. A block

@@ -1,26 +1,24 @@
 /*
- * runtime/stm/commit.c - begin, commit and abort of the page-based STM, with the commit lock,
- * the write barrier's slow path and inevitability. The invariants I1..I7 and the other
- * files are listed in stm_internal.h.
+ * runtime/stm/commit.c - begin, commit and abort of the page-based STM, with the write
+ * barrier's slow path, inevitability and the read markers' wrap (the commit lock, the
+ * windows and the lazy publication are in publish.c). The invariants I1..I7 and the
+ * other files are listed in stm_internal.h.
  *
  * Maintains I2 (a committer writes segment 0 and nothing of another segment; owned
  * objects are copied after the link with `publishing` set), I3 (ownership taken by a
  * CAS in the write slow path, or by a commit's claim of its new and recycled objects,
  * given back at commit or abort), I4 (entries linked by CAS in revision order, in a
  * commit window or under the lock; the published tail and G.rev moved only under the
- * lock, to the newest linked entry: publish_under_lock), I5 (commit and
- * becoming inevitable import, and so validate, every newer entry first, and a link
- * that loses its CAS validates the winner) and I6 (one inevitable transaction; others
- * wait at commit, abortable).
+ * lock, to the newest linked entry: publish.c), I5 (commit and becoming inevitable
+ * import, and so validate, every newer entry first, and a link that loses its CAS
+ * validates the winner) and I6 (one inevitable transaction; others wait at commit,
+ * abortable).
  *
- * Memory order: a window's flag store and lock load, and the lock's CAS and flag loads,
- * are seq_cst (a Dekker handshake); leaving a window and the unlock are release stores
- * (paired with the lock's CAS and flag loads); the link of an entry (CAS on `next`) is
- * seq_cst and releases the entry to importers (their acquire loads of `next`); a
- * segment's newest linked entry is a release store in its window, acquired by the
- * lock's holder (publish_under_lock, which also acquired the window's release); G.rev
- * and a segment's rev are release stores (paired with the acquire loads in
- * min_active_rev);
+ * Memory order: the window's and the lock's handshake is in publish.c; the link of an
+ * entry (CAS on `next`) is seq_cst and releases the entry to importers (their acquire
+ * loads of `next`); a segment's newest linked entry is a release store in its window,
+ * acquired by the lock's holder (publish.c); a segment's rev is a release store (paired
+ * with the acquire loads in min_active_rev);
  * the ownership word is released at commit and abort
  * and acquired by the next writer's CAS; G.inevitable, abort_request and publishing are
  * release/acquire pairs, each commented where it is stored. A private commit
@@ -40,6 +38,7 @@
 #include <unistd.h>
 #include <stdlib.h>
 
+#include "runtime/stm/publish.h"
 #include "runtime/stm/stm_internal.h"
 #include "runtime/timeacct.h"
 
@@ -56,197 +55,6 @@ void (*stm_test_private_prechecked)(void);
 void (*stm_test_private_checked)(void);
 _Atomic unsigned long stm_test_private_commits;
 #endif
-
-/* ------------------------------------------------------------------ helpers */
-
-/*
- * The commit lock and the commit windows. A commit that owns everything it will copy
- * (or finds itself alone) runs its validation and link in a *window*: a shared critical
- * section, entered by raising its own segment's `committing` flag and finding the lock
- * free; several windows run at once and link by compare-and-swap. The lock, a
- * test-and-test-and-set spinlock that yields after a few rounds (threads may outnumber
- * cores), excludes the windows: its holder waits until no flag is up. It is taken by
- * what must see the log and segment 0 stand still, and is rare: granule fills (for
- * their undo), enters and exits, becoming inevitable, and the commits that wrote
- * objects they do not own.
- * The flag's store and the lock's load in window_enter, and the lock's CAS and the
- * flags' loads in stm_commit_lock, are seq_cst: of a window and a lock taken at the same
- * time, at least one sees the other (a store-load order that acquire/release does not
- * give).
- */
-static void lock_taken(int timed);
-
-void stm_commit_lock(void)
-{
-    STM_ASSERT(!(stm_me && stm_in_commit(stm_me)), "commit lock: never taken twice by a thread");
-    int timed = 0; /* time breakdown: only a taken lock, or a window waited for, is timed */
-    for (int spins = 0;; spins++) {
-        int z = 0;
-        /* seq_cst (an acquire at least: pairs with the release in commit_unlock, so
-         * what the previous holder did under the lock is visible): see above */
-        if (atomic_compare_exchange_weak_explicit(&G.lock, &z, 1, memory_order_seq_cst,
-                                                  memory_order_relaxed))
-            break;
-        if (!timed++)
-            TA_TIMED_BEGIN(TA_WAIT_LOCK);
-        /* relaxed: only waits for the lock to look free before trying again */
-        while (atomic_load_explicit(&G.lock, memory_order_relaxed))
-            stm_spin_round(++spins);
-    }
-    lock_taken(timed);
-}
-
-/*
- * The lazy publication (I4): commits link their entries and never move the published
- * tail; the holder of the lock, once no window is open (so no link is in flight),
- * publishes the last entry: the newest of the published tail and every entered
- * segment's newest linked entry (each stored in its linker's window, and never freed by
- * its owner's collection), which is O(N) lines and no walk along the log (a walk read
- * up to PUBLISH_LAG entries the other cores wrote: bank ×0.57 in a trial). Every lock
- * holder does it, so a fill, an enter or an exit sees the exact tail; a committer far
- * past G.rev takes a free lock for it (stm_publish_if_behind), which bounds the log
- * nobody may free.
- */
-static void publish_under_lock(void)
-{
-    /* relaxed: the tail changes only under the lock, which we hold */
-    struct log_entry *t = atomic_load_explicit(&G.log_tail, memory_order_relaxed);
-    for (int i = 1; i <= G.nseg; i++) {
-        /* relaxed: `active` changes under the lock, which we hold */
-        if (!atomic_load_explicit(&G.segs[i].active, memory_order_relaxed))
-            continue;
-        /* acquire: pairs with the release store of `newest` after the link, in the
-         * window we waited out (its owner never frees it: stm_own_free_below) */
-        struct log_entry *n = atomic_load_explicit(&G.segs[i].newest, memory_order_acquire);
-        if (n && n->rev > t->rev)
-            t = n;
-    }
-    STM_ASSERT(!atomic_load_explicit(&t->next, memory_order_relaxed),
-               "I4: the newest linked entry is the last one");
-    /* relaxed: read and written under the lock only (readers outside it assert) */
-    atomic_store_explicit(&G.log_tail, t, memory_order_relaxed);
-    /* release: pairs with the acquire loads of G.rev in min_active_rev: an entry at or
-     * after it is never freed, and the tail's is */
-    atomic_store_explicit(&G.rev, t->rev, memory_order_release);
-}
-
-/* The lock just taken (timed: a wait for it is being timed): waits out every open window,
- * then publishes the tail (publish_under_lock). */
-static void lock_taken(int timed)
-{
-    for (int i = 1; i <= G.nseg; i++)
-        /* seq_cst: see above; it is also an acquire, pairing with the release that
-         * closed the window: that commit's link, `newest` and flags are visible */
-        for (int spins = 0; atomic_load_explicit(&G.segs[i].committing, memory_order_seq_cst);
-             spins++) {
-            if (!timed++)
-                TA_TIMED_BEGIN(TA_WAIT_LOCK);
-            stm_spin_round(spins);
-        }
-    if (stm_me)
-        stm_me->holds_lock = 1;
-    if (timed)
-        TA_TIMED_END();
-    publish_under_lock();
-}
-
-/* A committer (outside any window or lock) whose revision is more than PUBLISH_LAG past
- * G.rev publishes the tail under the lock, if the lock is free: a try, never a wait for
- * it (its holder publishes anyway). Bounds the entries nobody may free to PUBLISH_LAG
- * plus a collection period per thread. */
-void stm_publish_if_behind(struct stm_seg *s)
-{
-    /* relaxed: a hint; the lock's CAS below orders what follows */
-    uint64_t pub = atomic_load_explicit(&G.rev, memory_order_relaxed);
-    uint64_t mine = atomic_load_explicit(&s->rev, memory_order_relaxed);
-    if (mine <= pub || mine - pub <= PUBLISH_LAG) /* behind a publication, or close */
-        return;
-    int z = 0;
-    /* relaxed: only a test whether it looks free */
-    if (atomic_load_explicit(&G.lock, memory_order_relaxed) ||
-        /* seq_cst: as in stm_commit_lock (a Dekker handshake with window_enter) */
-        !atomic_compare_exchange_strong_explicit(&G.lock, &z, 1, memory_order_seq_cst,
-                                                 memory_order_relaxed))
-        return;
-    lock_taken(0);
-    stm_commit_unlock();
-}
-
-void stm_commit_unlock(void)
-{
-    STM_ASSERT(!stm_me || stm_me->holds_lock, "commit lock: released by its holder");
-    STM_ASSERT(atomic_load_explicit(&G.lock, memory_order_relaxed) == 1,
-               "commit lock: held when released");
-    if (stm_me)
-        stm_me->holds_lock = 0;
-    /* release: pairs with the CAS in commit_lock and the load in window_enter */
-    atomic_store_explicit(&G.lock, 0, memory_order_release);
-}
-
-/* Enters this thread's commit window (see above): raises the flag, and lowers it again
- * to wait while the lock is held. */
-static void window_enter(struct stm_seg *s)
-{
-    STM_ASSERT(!stm_in_commit(s), "commit window: entered once, without the lock");
-    int timed = 0;
-    for (int spins = 0;; spins++) {
-        /* seq_cst, both: see above */
-        atomic_store_explicit(&s->committing, 1, memory_order_seq_cst);
-        if (!atomic_load_explicit(&G.lock, memory_order_seq_cst))
-            break;
-        /* release: nothing was done in the window, but a lowering that the lock's
-         * holder acquires should carry what this thread did before it, as
-         * window_leave's does */
-        atomic_store_explicit(&s->committing, 0, memory_order_release);
-        if (!timed++)
-            TA_TIMED_BEGIN(TA_WAIT_LOCK);
-        /* relaxed: only waits for the lock to look free before trying again */
-        while (atomic_load_explicit(&G.lock, memory_order_relaxed))
-            stm_spin_round(++spins);
-    }
-    s->in_window = 1;
-    if (timed)
-        TA_TIMED_END();
-}
-
-static void window_leave(struct stm_seg *s)
-{
-    STM_ASSERT(s->in_window, "commit window: left by the thread in it");
-    s->in_window = 0;
-    /* release: pairs with the seq_cst (acquire) load in commit_lock; everything the
-     * commit did in the window (its link, `newest`, its publishing flag) is visible to
-     * the lock's next holder */
-    atomic_store_explicit(&s->committing, 0, memory_order_release);
-}
-
-/* Leaves whichever critical section this thread's commit is in (an abort from the
- * validation, log.c). */
-void stm_commit_leave(struct stm_seg *s)
-{
-    if (s->in_window)
-        window_leave(s);
-    else
-        stm_commit_unlock();
-}
-/*
- * Waits, holding commit_lock, until no committer is still copying its owned objects into
- * segment 0 after its link (publishing). New copies start only in a window or under the
- * lock, and the lock's holder has waited out the windows, so once this returns, segment
- * 0 is exactly the state at G.rev until the lock is released: what an eager enter copies
- * from (and what a granule fill that found the lock held waits for: pages.c).
- */
-void stm_wait_publishers(void)
-{
-    STM_ASSERT(atomic_load_explicit(&G.lock, memory_order_relaxed) == 1 &&
-                   (!stm_me || stm_me->holds_lock),
-               "I2: the publishers are waited out under the commit lock");
-    for (int i = 1; i <= G.nseg; i++)
-        /* acquire: pairs with the release store that ended the copies; their bytes in
-         * segment 0 are visible after it */
-        for (int spins = 0; atomic_load_explicit(&G.segs[i].publishing, memory_order_acquire);
-             spins++)
-            stm_spin_round(spins);
-}
 
 static uint64_t ticks_to_ns(uint64_t t)
 {
@@ -300,19 +108,10 @@ static void release_ownership_restore(struct stm_seg *s)
     }
 }
 
-/* Throws the running attempt away and jumps back to the block's start. */
-void __attribute__((noreturn)) stm_abort(enum sync_abort_kind kind, int other,
-                                                uintptr_t obj)
+/* An aborting attempt's rollback: its entry, claims and writes given back, its
+ * allocations undone, its logs emptied. */
+static void abort_rollback(struct stm_seg *s)
 {
-    struct stm_seg *s = stm_me;
-    if (s->inevitable)
-        stm_fatal("an inevitable transaction tried to abort (%s)", sync_abort_kind_name(kind));
-    STM_ASSERT(stm_self.depth >= 1, "abort: inside a transaction");
-    STM_ASSERT(!stm_in_commit(s), "abort: never in the commit lock or window");
-    STM_ASSERT(!atomic_load_explicit(&s->publishing, memory_order_relaxed),
-               "I2: abort: not while publishing (the commit is past its link)");
-    STM_ASSERT(s->nowned <= s->nws, "I3: owned objects are among the written ones");
-    SYNC_COMPILER_BARRIER();
     if (s->building) {
         stm_entry_keep(s, s->building);
         s->building = NULL;
@@ -337,7 +136,11 @@ void __attribute__((noreturn)) stm_abort(enum sync_abort_kind kind, int other,
     for (size_t i = 0; i < s->nrecycled; i++)
         freelist_push(&s->ready[s->recycled[i].cls], s->recycled[i].off);
     tx_reset(s);
+}
 
+/* The abort counted, and its row in the conflict log. */
+static void abort_record(struct stm_seg *s, enum sync_abort_kind kind, int other, uintptr_t obj)
+{
     uint64_t now = sync_now_ns();
     s->stats.aborts[kind]++;
     /* Conflict analysis: our side's location where the conflict was found (for the
@@ -363,7 +166,11 @@ void __attribute__((noreturn)) stm_abort(enum sync_abort_kind kind, int other,
     sync_stats_add_conflict(&s->stats, &c);
     stm_self.aborts_in_row++;
     TA_ABORT(s->attempt_ticks); /* time breakdown: the attempt and its rollback are wasted */
+}
 
+/* After a write-write conflict on obj with owner `other`: the wait described below. */
+static void abort_wait_owner(enum sync_abort_kind kind, int other, uintptr_t obj)
+{
     /* Contention management: after a write-write conflict, wait (without holding
      * anything) until the owner let go, so the retry does not hit it again. */
     if (kind == SYNC_ABORT_WRITE_WRITE && obj) {
@@ -371,8 +178,9 @@ void __attribute__((noreturn)) stm_abort(enum sync_abort_kind kind, int other,
         TA_TIMED_BEGIN(TA_WAIT_OWNER);
         /* The owner is usually running and lets go within its commit (a microsecond or
          * so): spin with `pause` first; yield only after that (it may be descheduled:
-         * threads may outnumber cores). A yield at every round from the 65th cost bank
-         * transfers a fifth of their 2-thread time in this wait on a busy VM. */
+         * threads may outnumber cores). Yielding much earlier made bank's transfers
+         * spend a large share of their 2-thread time in this wait on a busy VM (the
+         * measurement is in the message of commit 89400fd, which chose 2,048). */
         for (int spins = 0; spins < 100000; spins++) {
             /* relaxed: only a hint for when to retry */
             if ((atomic_load_explicit(slot, memory_order_relaxed) & 0xffff) != (uint64_t)other)
@@ -384,6 +192,24 @@ void __attribute__((noreturn)) stm_abort(enum sync_abort_kind kind, int other,
         }
         TA_TIMED_END();
     }
+}
+
+/* Throws the running attempt away and jumps back to the block's start. */
+void __attribute__((noreturn)) stm_abort(enum sync_abort_kind kind, int other,
+                                                uintptr_t obj)
+{
+    struct stm_seg *s = stm_me;
+    if (s->inevitable)
+        stm_fatal("an inevitable transaction tried to abort (%s)", sync_abort_kind_name(kind));
+    STM_ASSERT(stm_self.depth >= 1, "abort: inside a transaction");
+    STM_ASSERT(!stm_in_commit(s), "abort: never in the commit lock or window");
+    STM_ASSERT(!atomic_load_explicit(&s->publishing, memory_order_relaxed),
+               "I2: abort: not while publishing (the commit is past its link)");
+    STM_ASSERT(s->nowned <= s->nws, "I3: owned objects are among the written ones");
+    SYNC_COMPILER_BARRIER();
+    abort_rollback(s);
+    abort_record(s, kind, other, obj);
+    abort_wait_owner(kind, other, obj);
     stm_self.depth = 0;
     stm_longjmp(&stm_self.jb);
 }
@@ -501,26 +327,33 @@ static SYNC_NOINLINE void record_taker(struct stm_seg *s, uintptr_t off)
         atomic_store_explicit(&s->wsite, s->site, memory_order_relaxed);
 }
 
-void _stm_write_slowpath(void __seg_gs *obj)
+/* We are inevitable (I6) and `owner` has the object at off: asks it to abort (the
+ * owner asked before, *asked, if another, is told it need not) and starts the wait. */
+SYNC_INLINE void ask_owner(struct stm_seg *s, uintptr_t off, uint64_t owner, int *asked)
 {
-    struct stm_seg *s = stm_me;
-    uintptr_t off = (uintptr_t)obj;
-    if (SYNC_UNLIKELY(stm_self.depth == 0))
-        stm_fatal("%s outside an atomic block", "SYNC_WRITE");
-    STM_ASSERT(!stm_in_commit(s), "no write barrier in the commit lock or window");
-    STM_ASSERT(off >= G.rm_size && off < G.rm_size + G.heap_size, "a written object is in the heap");
-    check_abort_request(s);
-    chaos_point(s);
-    if (G.chaos && !s->inevitable && (chaos_rand(s) & 255) == 0)
-        stm_abort(SYNC_ABORT_OTHER, -1, off); /* chaos: exercise the abort path */
+    /* The object changed hands meanwhile: the last owner we asked let it go (relaxed:
+     * as the clear after the wait, in take_ownership). */
+    if (*asked && *asked != (int)owner)
+        atomic_store_explicit(&G.segs[*asked].abort_request, 0, memory_order_relaxed);
+    STM_TEST_HOOK(before_ask);
+    /* relaxed: published by the release store below (conflict analysis) */
+    atomic_store_explicit(&G.segs[owner].abort_obj, off, memory_order_relaxed);
+    atomic_store_explicit(&G.segs[owner].abort_where, sync_where_of(off),
+                          memory_order_relaxed);
+    if (atomic_load_explicit(&s->wsite, memory_order_relaxed) != s->site)
+        atomic_store_explicit(&s->wsite, s->site, memory_order_relaxed);
+    /* release: pairs with the acquire in check_abort_request */
+    atomic_store_explicit(&G.segs[owner].abort_request, 1, memory_order_release);
+    *asked = (int)owner;
+    TA_TIMED_BEGIN(TA_WAIT_OWNER);
+    sched_yield();
+}
 
-    /* Bring the object's granules in before taking it: a fill may take a granule from
-     * its private holder and move our snapshot on (pages.c), which can abort, and an
-     * abort must find nothing half done (an ownership taken but not yet logged). The
-     * size is read through %gs: a first access faults and fills there. */
-    uint32_t size = ((const struct sync_hdr __seg_gs *)obj)->size;
-    ensure_accessible(off, size, 0);
-
+/* Takes the ownership of the object at off (I3) where others may write it, aborting on
+ * a conflict (an inevitable transaction waits for the owner instead). Returns the
+ * ownership word before (NOT_OWNED: not taken, nobody to conflict with). */
+SYNC_INLINE uint64_t take_ownership(struct stm_seg *s, uintptr_t off)
+{
     _Atomic uint64_t *slot = wlock_slot(off);
     uint64_t mine = (uint64_t)s->idx;
     uint64_t w = NOT_OWNED;
@@ -551,26 +384,7 @@ void _stm_write_slowpath(void __seg_gs *obj)
         if (!s->inevitable) {
             abort_naming_other(s, off, (int)owner, SYNC_ABORT_WRITE_WRITE);
         }
-        /* We are inevitable (I6): ask the owner to abort and wait for the object.
-         * The object changed hands meanwhile: the last owner we asked let it go
-         * (relaxed: as below). */
-        if (asked && asked != (int)owner)
-            atomic_store_explicit(&G.segs[asked].abort_request, 0, memory_order_relaxed);
-#ifdef STM_TEST_HOOKS
-        if (stm_test_before_ask)
-            stm_test_before_ask();
-#endif
-        /* relaxed: published by the release store below (conflict analysis) */
-        atomic_store_explicit(&G.segs[owner].abort_obj, off, memory_order_relaxed);
-        atomic_store_explicit(&G.segs[owner].abort_where, sync_where_of(off),
-                              memory_order_relaxed);
-        if (atomic_load_explicit(&s->wsite, memory_order_relaxed) != s->site)
-            atomic_store_explicit(&s->wsite, s->site, memory_order_relaxed);
-        /* release: pairs with the acquire in check_abort_request */
-        atomic_store_explicit(&G.segs[owner].abort_request, 1, memory_order_release);
-        asked = (int)owner;
-        TA_TIMED_BEGIN(TA_WAIT_OWNER);
-        sched_yield();
+        ask_owner(s, off, owner, &asked);
         w = atomic_load_explicit(slot, memory_order_acquire);
     }
     if (SYNC_UNLIKELY(asked)) {
@@ -583,10 +397,33 @@ void _stm_write_slowpath(void __seg_gs *obj)
         atomic_store_explicit(&G.segs[asked].abort_request, 0, memory_order_relaxed);
         TA_TIMED_END();   /* only a wait opened an interval: no call on the fast path */
     }
-
     STM_ASSERT(w == NOT_OWNED ||
                    (atomic_load_explicit(slot, memory_order_relaxed) & 0xffff) == mine,
                "I3: the writer owns the object after its CAS");
+    return w;
+}
+
+void _stm_write_slowpath(void __seg_gs *obj)
+{
+    struct stm_seg *s = stm_me;
+    uintptr_t off = (uintptr_t)obj;
+    if (SYNC_UNLIKELY(stm_self.depth == 0))
+        stm_fatal("%s outside an atomic block", "SYNC_WRITE");
+    STM_ASSERT(!stm_in_commit(s), "no write barrier in the commit lock or window");
+    STM_ASSERT(off >= G.rm_size && off < G.rm_size + G.heap_size, "a written object is in the heap");
+    check_abort_request(s);
+    chaos_point(s);
+    if (G.chaos && !s->inevitable && (chaos_rand(s) & 255) == 0)
+        stm_abort(SYNC_ABORT_OTHER, -1, off); /* chaos: exercise the abort path */
+
+    /* Bring the object's granules in before taking it: a fill may take a granule from
+     * its private holder and move our snapshot on (pages.c), which can abort, and an
+     * abort must find nothing half done (an ownership taken but not yet logged). The
+     * size is read through %gs: a first access faults and fills there. */
+    uint32_t size = ((const struct sync_hdr __seg_gs *)obj)->size;
+    ensure_accessible(off, size, 0);
+
+    uint64_t w = take_ownership(s, off);
     push_backup(s, off, size, w); /* w = the word before we owned it */
     if (w != NOT_OWNED)
         record_taker(s, off);
@@ -645,6 +482,8 @@ void _stm_become_inevitable(void)
     stm_commit_unlock();
 }
 
+/* ------------------------------------------------------------ read markers */
+
 /* Read versions wrapped (every 65,535 transactions): forget the markers, so that no old
  * marker equals a new version (a stale one would only cost a needless abort). Nothing
  * to forget if no transaction marked since the last time (a thread alone marks
@@ -654,11 +493,10 @@ void _stm_become_inevitable(void)
  * at 1/8 of the granules it holds; beyond, all of them go back to the kernel
  * (MADV_DONTNEED), and each page the next reads touch faults in again. (A marker left
  * on a granule it does not hold, read by SYNC_READ without an access, can only cost a
- * needless abort.) On this VM a page zeroed in place costs
- * 0.18 us and one given back and touched again 10.6 us (a fault, and a TLB shootdown
- * for the call): giving back pays only if fewer than one page in 60 is touched again
- * before the next wrap, and a transaction that reads a big structure at random
- * touches most of them (hashmap of 1,000,000 keys at 2 threads: x1.58 in place).
+ * needless abort.) A page given back and touched again costs a fault and a TLB
+ * shootdown, far more than zeroing it in place, and a transaction that reads a big
+ * structure at random touches most of them again before the next wrap: zeroing in
+ * place wins (the figures: DESIGN.md, "Memory layout", read markers).
  * Relaxed: the cursor only grows; a chunk taken meanwhile has no markers yet. */
 #define MARKS_IN_PLACE ((size_t)64 << 20)
 #ifdef STM_TEST_HOOKS
@@ -856,10 +694,7 @@ static int commit_private(struct stm_seg *s)
     /* relaxed: a first look, which costs a shared commit only these loads */
     if (!tx_private(s, memory_order_relaxed))
         return 0;
-#ifdef STM_TEST_HOOKS
-    if (stm_test_private_prechecked)
-        stm_test_private_prechecked();
-#endif
+    STM_TEST_HOOK(private_prechecked);
     chaos_point(s);
     uint64_t v = atomic_load_explicit(&s->privseq, memory_order_relaxed); /* our own */
     STM_ASSERT(!(v & 1), "privseq is even between private commits");
@@ -870,10 +705,7 @@ static int commit_private(struct stm_seg *s)
         atomic_store_explicit(&s->privseq, v + 2, memory_order_release);
         return 0;
     }
-#ifdef STM_TEST_HOOKS
-    if (stm_test_private_checked)
-        stm_test_private_checked();
-#endif
+    STM_TEST_HOOK(private_checked);
     chaos_point(s);
     uint64_t rev = atomic_load_explicit(&s->rev, memory_order_relaxed); /* our own */
     /* Every committed copy carries STM_WB (as in _stm_commit). */
@@ -936,31 +768,31 @@ void stm_grow_backup(struct stm_seg *s, uint32_t size)
     }
 }
 
-void _stm_commit(void)
+/* ------------------------------------------------------------ commit, in steps */
+
+/*
+ * _stm_commit's steps, in their order: prepare (a private commit, or the validation
+ * outside the lock), claim, enter (the window or the lock), validate, the entry, early
+ * copies, link, late copies, release and collection. Each is always inlined: the commit
+ * of a thread alone runs most of them at every transaction, and a step is a name, not a
+ * call.
+ */
+
+/* Ends the inevitability of the committing transaction, if it was inevitable. */
+SYNC_INLINE void end_inevitability(struct stm_seg *s)
 {
-    struct stm_seg *s = stm_me;
-    SYNC_COMPILER_BARRIER();
-    int timed = (++s->commit_counter & (SYNC_COMMIT_SAMPLE - 1)) == 0;
-    uint64_t t0 = timed ? ticks() : 0;    /* the TSC: about 11 ns here, clock_gettime 29 */
-    STM_ASSERT(stm_self.depth == 1, "commit: the outermost block ends");
-    STM_ASSERT(!stm_in_commit(s), "commit: starts outside the commit lock and window");
-    STM_ASSERT(!atomic_load_explicit(&s->publishing, memory_order_relaxed),
-               "I2: publishing is 0 when a commit starts");
-    STM_ASSERT(!s->inevitable ||
-                   atomic_load_explicit(&G.inevitable, memory_order_relaxed) == s->idx,
-               "I6: an inevitable transaction is G.inevitable");
-
-    if (!stm_self.dirty) {
-        /* Read-only: it read one consistent snapshot (I1), so it serialises at
-         * s->rev without validation. */
-        if (s->inevitable) {
-            /* release: pairs with the acquire in wait_inevitable_gone */
-            atomic_store_explicit(&G.inevitable, 0, memory_order_release);
-            s->inevitable = 0;
-        }
-        goto done;
+    if (s->inevitable) {
+        /* release: pairs with the acquire in wait_inevitable_gone */
+        atomic_store_explicit(&G.inevitable, 0, memory_order_release);
+        s->inevitable = 0;
     }
+}
 
+/* Before the window: the new objects' last run, the private commit when it applies, and
+ * most of the validation (outside the lock). Returns 1 when the commit is done (a
+ * private one). */
+SYNC_INLINE int commit_prepare(struct stm_seg *s)
+{
     chaos_point(s);
     if (s->bump != s->range_start)
         push_range(s, s->range_start, s->bump);
@@ -973,7 +805,7 @@ void _stm_commit(void)
     if (atomic_load_explicit(&G.nactive, memory_order_relaxed) > 1 && !s->inevitable &&
         !G.eager && commit_private(s)) {
         TA_PHASE(TA_PUBLISH);
-        goto done;
+        return 1;
     }
     /* acquire: pairs with the release store that linked the entry */
     if (atomic_load_explicit(&s->last->next, memory_order_acquire)) {
@@ -981,6 +813,13 @@ void _stm_commit(void)
         stm_import_log(s, 1, 0); /* most of the validation, outside the lock */
     }
     TA_PHASE(TA_PUBLISH);
+    return 0;
+}
+
+/* Flags every object the commit copies and, with others active, claims the new and
+ * recycled ones and builds the entry. Returns whether it claimed. */
+SYNC_INLINE int commit_claim(struct stm_seg *s)
+{
     /* Every committed copy carries STM_WB: set it in our copy first (an abort restores
      * written objects from their backups, which have it too; new ones vanish). */
     for (size_t i = 0; i < s->nws; i++)
@@ -1009,22 +848,29 @@ void _stm_commit(void)
         s->claimed = 1;
         s->building = stm_entry_build(s);
     }
+    return claim;
+}
 
-    /* The window (commit_lock's comment) serves a commit that will copy only what it
+/* Enters the window or takes the lock, whichever the commit needs, once no other
+ * transaction is inevitable. */
+SYNC_INLINE void commit_enter(struct stm_seg *s, int claim)
+{
+    /* The window (publish.c's head) serves a commit that will copy only what it
      * owns after its link, or that finds itself alone; the rest take the lock. In the
      * window nactive stands still (enters and exits take the lock), so `others` below is
      * exact: a commit that claimed nothing (it looked alone) but finds others entered
      * leaves for the lock. */
     int window = claim ? s->nowned == s->nws : 1;
     for (;;) {
-        if (window)
-            window_enter(s);
-        else
+        if (!window)
             stm_commit_lock();
-        if (window && !claim && atomic_load_explicit(&G.nactive, memory_order_relaxed) > 1) {
-            window_leave(s);
-            window = 0;
-            continue;
+        else {
+            stm_window_enter(s);
+            if (!claim && atomic_load_explicit(&G.nactive, memory_order_relaxed) > 1) {
+                stm_window_leave(s);
+                window = 0;
+                continue;
+            }
         }
         /* relaxed: set by the lock's holder, whose release of the lock we acquired (or
          * which waited for our window); cleared by the inevitable commit itself */
@@ -1034,8 +880,12 @@ void _stm_commit(void)
         stm_commit_leave(s);
         wait_inevitable_gone(s);
     }
-    /* the rest, in the lock or the window (acquire: pairs with the release that linked
-     * the entry) */
+}
+
+/* The rest of the validation, in the lock or the window. */
+SYNC_INLINE void commit_validate(struct stm_seg *s)
+{
+    /* acquire: pairs with the release that linked the entry */
     if (atomic_load_explicit(&s->last->next, memory_order_acquire)) {
         TA_PHASE(TA_VALIDATE);
         stm_import_log(s, 1, 1);
@@ -1052,9 +902,12 @@ void _stm_commit(void)
     STM_ASSERT(atomic_load_explicit(&s->rev, memory_order_relaxed) == s->last->rev,
                "I4: the committer is at its last imported entry");
     chaos_point(s);
+}
 
-    /* A thread alone writes segment 0 and nothing else: a thread entering later starts
-     * from segment 0 (nactive changes only under the lock). */
+/* The entry to link, or NULL for a thread alone, which writes segment 0 and nothing else:
+ * a thread entering later starts from segment 0 (nactive changes only under the lock). */
+SYNC_INLINE struct log_entry *commit_entry(struct stm_seg *s)
+{
     int others = atomic_load_explicit(&G.nactive, memory_order_relaxed) > 1;
     struct log_entry *e = s->building;
     s->building = NULL;
@@ -1066,7 +919,29 @@ void _stm_commit(void)
     }
     STM_ASSERT(!(s->in_window && e) || (s->claimed && s->nowned == s->nws),
                "I2, I3: a window links only a commit that owns all it copies late");
-    uint64_t rev = s->last->rev;
+    return e;
+}
+
+/* Copies runs of the commit into segment 0 (publish_run): the written objects if `ws`,
+ * the new and recycled ones if `fresh`. Early (before the link) the ones the commit does
+ * not copy late, late (after it, `publishing` set) the others. */
+SYNC_INLINE void copy_runs(struct stm_seg *s, int ws, int fresh)
+{
+    if (ws)
+        for (size_t i = 0; i < s->nws; i++)
+            publish_run(s, s->ws[i].off, s->ws[i].size);
+    if (fresh) {
+        for (size_t i = 0; i < s->nranges; i++)
+            publish_run(s, s->ranges[i].a, s->ranges[i].b - s->ranges[i].a);
+        for (size_t i = 0; i < s->nrecycled; i++)
+            publish_run(s, s->recycled[i].off, s->recycled[i].size);
+    }
+}
+
+/* The copies before the link (see below), and the unclaimed recycled objects' words. */
+SYNC_INLINE void commit_early_copies(struct stm_seg *s, struct log_entry *e, int late_ws,
+                                     int late_new, uint64_t rev)
+{
     /* Objects that we own (I3: the written ones we took, the new and recycled ones we
      * claimed) are copied into segment 0 after the link: no other committer writes them
      * before we let go, importers read the entry, and fills and eager enters wait for
@@ -1076,17 +951,7 @@ void _stm_commit(void)
      * commit that found another thread entered only under the lock. A thread alone (in its window or under the lock;
      * nobody else is entered, and an enter waits for our window) copies everything
      * here. */
-    int late_ws = e && s->nws && s->nowned == s->nws;
-    int late_new = e && s->claimed;
-    if (!late_ws)
-        for (size_t i = 0; i < s->nws; i++)
-            publish_run(s, s->ws[i].off, s->ws[i].size);
-    if (!late_new) {
-        for (size_t i = 0; i < s->nranges; i++)
-            publish_run(s, s->ranges[i].a, s->ranges[i].b - s->ranges[i].a);
-        for (size_t i = 0; i < s->nrecycled; i++)
-            publish_run(s, s->recycled[i].off, s->recycled[i].size);
-    }
+    copy_runs(s, !late_ws, !late_new);
     /* Unclaimed recycled objects get the new revision in their word before the link,
      * while nobody else can reach them (relaxed: published by the link's release). A
      * store after the link could overwrite the ownership of a thread that imported the
@@ -1100,64 +965,70 @@ void _stm_commit(void)
                                   memory_order_relaxed);
         }
     chaos_point(s);
-    if (e) {
-        STM_ASSERT(e->seg == s->idx, "I4: a commit links its own entry");
-        /* Link at the tail by compare-and-swap (in the window another commit may link
-         * first; under the lock nobody can). seq_cst on success: a release that
-         * publishes the entry's contents (and, under the lock, segment 0's new bytes);
-         * pairs with the acquire load of `next` in import_log. acquire on failure: we import the entry that
-         * won, validating it (an abort if it wrote what we read), and try again. */
-        s->building = e;                 /* an abort in the validation keeps it */
-        for (;;) {
-            e->rev = rev + 1;
-#ifdef STM_TEST_HOOKS
-            if (stm_test_before_link)
-                stm_test_before_link();
-#endif
-            chaos_point(s);
-            struct log_entry *none = NULL;
-            if (atomic_compare_exchange_strong_explicit(&s->last->next, &none, e,
-                                                        memory_order_seq_cst,
-                                                        memory_order_acquire))
-                break;
-            STM_ASSERT(s->in_window, "I4: under the lock nobody else links");
-            TA_PHASE(TA_VALIDATE);
-            stm_import_log(s, 1, 1);
-            TA_PHASE(TA_PUBLISH);
-            rev = s->last->rev;
-        }
-        s->building = NULL;
-        rev++;
-        STM_ASSERT(e->rev == rev, "I4: a linked entry's rev is the previous + 1");
-        s->last = e;
-#ifdef STM_TEST_HOOKS
-        if (stm_test_linked_in_window)
-            stm_test_linked_in_window();
-#endif
+}
+
+/* The entry our next commit will reuse: its first line was last written by the thread
+ * that linked after it, the rest read by the importers. Ask for its lines now, for
+ * writing, so that the transfers overlap our next transaction instead of stalling the
+ * next commit's fence (stm_window_enter). A hint only. */
+SYNC_INLINE void prefetch_next_entry(struct stm_seg *s, const struct log_entry *e)
+{
+    int cls = stm_entry_class(e->cap); /* the next commit is likely of its size */
+    if (cls >= 0 && s->nfree_entries[cls]) {
+        const char *p = (const char *)s->free_entries[cls][s->nfree_entries[cls] - 1];
+        for (int l = 0; l < 4; l++)
+            stm_prefetchw(p + 64 * l);
+    }
+}
+
+/* Links entry e after the last one (rev: its revision), validating the entries that win
+ * the race first. Returns the new revision, e's. */
+SYNC_INLINE uint64_t commit_link(struct stm_seg *s, struct log_entry *e, uint64_t rev)
+{
+    STM_ASSERT(e->seg == s->idx, "I4: a commit links its own entry");
+    /* Link at the tail by compare-and-swap (in the window another commit may link
+     * first; under the lock nobody can). seq_cst on success: a release that
+     * publishes the entry's contents (and, under the lock, segment 0's new bytes);
+     * pairs with the acquire load of `next` in import_log. acquire on failure: we import the entry that
+     * won, validating it (an abort if it wrote what we read), and try again. */
+    s->building = e;                 /* an abort in the validation keeps it */
+    for (;;) {
+        e->rev = rev + 1;
+        STM_TEST_HOOK(before_link);
         chaos_point(s);
-        /* No publication here (the lazy publication, publish_under_lock). release: pairs
-         * with the acquire load in min_active_rev. */
-        atomic_store_explicit(&s->rev, rev, memory_order_release);
-        stm_own_push(s, e);
-        /* release, in our window (or under the lock): pairs with the acquire load in
-         * publish_under_lock, whose holder waited our window out */
-        atomic_store_explicit(&s->newest, e, memory_order_release);
-        /* The entry our next commit will reuse: its first line was last written by the
-         * thread that linked after it, the rest read by the importers. Ask for its
-         * lines now, for writing, so that the transfers overlap our next transaction
-         * instead of stalling the next commit's fence (window_enter). A hint only. */
-        int cls = stm_entry_class(e->cap); /* the next commit is likely of its size */
-        if (cls >= 0 && s->nfree_entries[cls]) {
-            const char *p = (const char *)s->free_entries[cls][s->nfree_entries[cls] - 1];
-            for (int l = 0; l < 4; l++)
-                stm_prefetchw(p + 64 * l);
-        }
+        struct log_entry *none = NULL;
+        if (atomic_compare_exchange_strong_explicit(&s->last->next, &none, e,
+                                                    memory_order_seq_cst,
+                                                    memory_order_acquire))
+            break;
+        STM_ASSERT(s->in_window, "I4: under the lock nobody else links");
+        TA_PHASE(TA_VALIDATE);
+        stm_import_log(s, 1, 1);
+        TA_PHASE(TA_PUBLISH);
+        rev = s->last->rev;
     }
-    if (s->inevitable) {
-        /* release: pairs with the acquire in wait_inevitable_gone */
-        atomic_store_explicit(&G.inevitable, 0, memory_order_release);
-        s->inevitable = 0;
-    }
+    s->building = NULL;
+    rev++;
+    STM_ASSERT(e->rev == rev, "I4: a linked entry's rev is the previous + 1");
+    s->last = e;
+    STM_TEST_HOOK(linked_in_window);
+    chaos_point(s);
+    /* No publication here (the lazy publication, publish.c). release: pairs
+     * with the acquire load in min_active_rev. */
+    atomic_store_explicit(&s->rev, rev, memory_order_release);
+    stm_own_push(s, e);
+    /* release, in our window (or under the lock): pairs with the acquire load in
+     * publish_under_lock, whose holder waited our window out */
+    atomic_store_explicit(&s->newest, e, memory_order_release);
+    prefetch_next_entry(s, e);
+    return rev;
+}
+
+/* Ends the inevitability, leaves the window or the lock, and copies what we own after
+ * the link, with `publishing` set. */
+SYNC_INLINE void commit_late_copies(struct stm_seg *s, int late_ws, int late_new)
+{
+    end_inevitability(s);
     STM_ASSERT(!late_ws || s->nowned == s->nws, "I3: late copies only of owned objects");
     STM_ASSERT(!atomic_load_explicit(&s->publishing, memory_order_relaxed),
                "I2: publishing is 0 before the link's flag");
@@ -1168,33 +1039,23 @@ void _stm_commit(void)
         atomic_store_explicit(&s->publishing, 1, memory_order_relaxed);
     stm_commit_leave(s);
     if (late) {
-#ifdef STM_TEST_HOOKS
-        if (stm_test_after_link)
-            stm_test_after_link();
-#endif
+        STM_TEST_HOOK(after_link);
         chaos_point(s);
-        if (late_ws)
-            for (size_t i = 0; i < s->nws; i++)
-                publish_run(s, s->ws[i].off, s->ws[i].size);
-        if (late_new) {
-            for (size_t i = 0; i < s->nranges; i++)
-                publish_run(s, s->ranges[i].a, s->ranges[i].b - s->ranges[i].a);
-            for (size_t i = 0; i < s->nrecycled; i++)
-                publish_run(s, s->recycled[i].off, s->recycled[i].size);
-        }
+        copy_runs(s, late_ws, late_new);
         /* release: pairs with the acquire in wait_publishers */
         atomic_store_explicit(&s->publishing, 0, memory_order_release);
     }
+}
 
+/* Gives up what the commit owned, with its revision rev. */
+SYNC_INLINE void commit_release(struct stm_seg *s, uint64_t rev)
+{
     /* Give up the claimed new and recycled objects with the new revision, after their
      * copies (release: pairs with the next owner's acquire load and CAS). Claimed but
      * found alone at the link (the others left): copied before it, given up the same
      * way. */
     if (s->claimed) {
-#ifdef STM_TEST_HOOKS
-        if (stm_test_before_release)
-            stm_test_before_release();
-#endif
+        STM_TEST_HOOK(before_release);
         for (size_t i = 0; i < s->nranges; i++)
             new_range_words(s, s->ranges[i].a, s->ranges[i].b, rev << 16, memory_order_release);
         for (size_t i = 0; i < s->nrecycled; i++) {
@@ -1207,10 +1068,8 @@ void _stm_commit(void)
     /* Give up ownership (I3) with the new revision; release: pairs with the next
      * owner's acquire CAS. */
     if (s->nowned || s->claimed) {
-#ifdef STM_TEST_HOOKS
-        if (stm_test_before_release && !s->claimed)
-            stm_test_before_release();
-#endif
+        if (!s->claimed)
+            STM_TEST_HOOK(before_release);
         for (size_t i = 0; i < s->nws; i++)
             if (s->ws[i].saved != NOT_OWNED) {
                 STM_ASSERT((atomic_load_explicit(wlock_slot(s->ws[i].off), memory_order_relaxed) &
@@ -1229,6 +1088,12 @@ void _stm_commit(void)
             atomic_store_explicit(&s->abort_request, 0, memory_order_relaxed);
     }
     s->claimed = 0;
+}
+
+/* The frees wait out their grace period (limbo), the logs empty, and every
+ * LOG_GC_EVERY linking commits the own entries are collected. */
+SYNC_INLINE void commit_collect(struct stm_seg *s, const struct log_entry *e, uint64_t rev)
+{
     for (size_t i = 0; i < s->nfrees; i++)
         push_limbo(s, s->frees[i].off, s->frees[i].size, rev);
     tx_reset(s);
@@ -1237,8 +1102,47 @@ void _stm_commit(void)
         stm_publish_if_behind(s);
         stm_gc_own_entries(s);
     }
+}
 
-done:
+/* A writing commit that is not private: validated and linked in the window or under the
+ * lock, its copies before or after the link. */
+SYNC_INLINE void commit_logged(struct stm_seg *s)
+{
+    commit_enter(s, commit_claim(s));
+    commit_validate(s);
+    struct log_entry *e = commit_entry(s);
+    uint64_t rev = s->last->rev;
+    int late_ws = e && s->nws && s->nowned == s->nws;
+    int late_new = e && s->claimed;
+    commit_early_copies(s, e, late_ws, late_new, rev);
+    if (e)
+        rev = commit_link(s, e, rev);
+    commit_late_copies(s, late_ws, late_new);
+    commit_release(s, rev);
+    commit_collect(s, e, rev);
+}
+
+void _stm_commit(void)
+{
+    struct stm_seg *s = stm_me;
+    SYNC_COMPILER_BARRIER();
+    int timed = (++s->commit_counter & (SYNC_COMMIT_SAMPLE - 1)) == 0;
+    uint64_t t0 = timed ? ticks() : 0;    /* the TSC: cheaper than clock_gettime */
+    STM_ASSERT(stm_self.depth == 1, "commit: the outermost block ends");
+    STM_ASSERT(!stm_in_commit(s), "commit: starts outside the commit lock and window");
+    STM_ASSERT(!atomic_load_explicit(&s->publishing, memory_order_relaxed),
+               "I2: publishing is 0 when a commit starts");
+    STM_ASSERT(!s->inevitable ||
+                   atomic_load_explicit(&G.inevitable, memory_order_relaxed) == s->idx,
+               "I6: an inevitable transaction is G.inevitable");
+
+    if (!stm_self.dirty)
+        /* Read-only: it read one consistent snapshot (I1), so it serialises at
+         * s->rev without validation. */
+        end_inevitability(s);
+    else if (!commit_prepare(s))
+        commit_logged(s);
+
     STM_ASSERT(!s->inevitable &&
                    atomic_load_explicit(&G.inevitable, memory_order_relaxed) != s->idx,
                "I6: a commit ends inevitability");

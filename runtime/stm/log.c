@@ -19,6 +19,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
+#include "runtime/stm/publish.h"
 #include "runtime/stm/stm_internal.h"
 
 /* ------------------------------------------------------------ log and import */
@@ -90,8 +91,9 @@ void stm_import_log(struct stm_seg *s, int validate, int unlock_on_abort)
  * (gc_own_entries), so the entries it reuses are in its own cache and the commit lock
  * never walks the log. The ring and the free list are arrays of the segment's: the
  * collection touches no entry (the first line of each was last written by the thread
- * that linked after it: reading it there cost a cache miss per entry, 9% of bank's
- * samples at 2 threads). Small entries go to the thread's free stack of their size
+ * that linked after it: reading it there cost a cache miss per entry, a visible share
+ * of bank's time at 2 threads: the profile is in the message of commit 568d693). Small
+ * entries go to the thread's free stack of their size
  * class for reuse (at most STM_ENTRY_KEEP each: the rest are freed, so a burst of
  * outstanding entries does not stay with the thread), and the one to be reused next
  * is prefetched for writing (at the end of _stm_commit).

@@ -171,9 +171,8 @@ _Atomic unsigned long stm_test_closings;
 static uint64_t close_private(struct stm_seg *s, size_t g, int o)
 {
     struct stm_seg *os = &G.segs[o];
+    STM_TEST_HOOK(closing);
 #ifdef STM_TEST_HOOKS
-    if (stm_test_closing)
-        stm_test_closing();
     /* relaxed: a count read after the threads are joined */
     atomic_fetch_add_explicit(&stm_test_closings, 1, memory_order_relaxed);
 #endif
@@ -388,6 +387,42 @@ static void racy_copy(char *dst, const char *src, size_t n)
 }
 #endif
 
+/* A fill's copy of granules [first, last) from segment 0 (outside the lock) and its
+ * undo of the entries after our snapshot (under it). */
+static void fill_copy(struct stm_seg *s, size_t first, size_t last)
+{
+    s->nfills++;
+    populate(s, first, last);
+    /* The copy runs outside the lock (see the comment above wait_imported_copies):
+     * first every copy into segment 0 of an entry we imported is waited for, then
+     * segment 0 is copied while others may commit, then, under the lock, every entry
+     * after our snapshot is undone, which also undoes whatever of theirs the copy
+     * caught. */
+    wait_imported_copies(s);
+    STM_TEST_HOOK(fill_waited);
+    TA_TIMED_BEGIN(TA_UNSHARE);
+    for (size_t g = first; g < last; g++)
+        if (s->gstate[g] == G_NONE) {
+            racy_copy(seg_addr(s->idx, granule_off(g)), seg_addr(0, granule_off(g)), GRANULE);
+            s->gstate[g] = G_FILL;
+            s->stats.pages_faulted += GRANULE_PAGES;
+        }
+    TA_TIMED_END();
+    STM_TEST_HOOK(fill_copied);
+    chaos_point(s);
+    stm_commit_lock();
+    TA_TIMED_BEGIN(TA_UNSHARE);
+    /* Under the lock every entry whose bytes the copy may have caught is linked
+     * and visible: a late copy comes after its entry's link, which the lock's wait
+     * for the windows (or the previous holder's release) makes visible; a commit
+     * that copies before its link does so under the lock, and links before its
+     * release. Late copies still running write segment 0 only, which the undo does
+     * not read, so there is no wait for them here. */
+    undo_newer(s);
+    TA_TIMED_END();
+    stm_commit_unlock();
+}
+
 /* Brings granules [g0, g1) of s up to date (see above). `fresh`: they belong to a chunk
  * nobody has committed into, so there is nothing to copy. Only s's thread calls this.
  * A segment that keeps faulting (more than FAULTS_BEFORE_ALL calls) is touching most
@@ -434,44 +469,8 @@ void stm_materialize(struct stm_seg *s, size_t g0, size_t g1, int fresh)
     TA_TIMED_BEGIN(TA_UNSHARE);
     protect_rw(s, first, last); /* also re-protects G_OWN granules between: a no-op */
     TA_TIMED_END();
-    if (!fresh) {
-        s->nfills++;
-        populate(s, first, last);
-        /* The copy runs outside the lock (see the comment above wait_imported_copies):
-         * first every copy into segment 0 of an entry we imported is waited for, then
-         * segment 0 is copied while others may commit, then, under the lock, every entry
-         * after our snapshot is undone, which also undoes whatever of theirs the copy
-         * caught. */
-        wait_imported_copies(s);
-#ifdef STM_TEST_HOOKS
-        if (stm_test_fill_waited)
-            stm_test_fill_waited();
-#endif
-        TA_TIMED_BEGIN(TA_UNSHARE);
-        for (size_t g = first; g < last; g++)
-            if (s->gstate[g] == G_NONE) {
-                racy_copy(seg_addr(s->idx, granule_off(g)), seg_addr(0, granule_off(g)), GRANULE);
-                s->gstate[g] = G_FILL;
-                s->stats.pages_faulted += GRANULE_PAGES;
-            }
-        TA_TIMED_END();
-#ifdef STM_TEST_HOOKS
-        if (stm_test_fill_copied)
-            stm_test_fill_copied();
-#endif
-        chaos_point(s);
-        stm_commit_lock();
-        TA_TIMED_BEGIN(TA_UNSHARE);
-        /* Under the lock every entry whose bytes the copy may have caught is linked
-         * and visible: a late copy comes after its entry's link, which the lock's wait
-         * for the windows (or the previous holder's release) makes visible; a commit
-         * that copies before its link does so under the lock, and links before its
-         * release. Late copies still running write segment 0 only, which the undo does
-         * not read, so there is no wait for them here. */
-        undo_newer(s);
-        TA_TIMED_END();
-        stm_commit_unlock();
-    }
+    if (!fresh)
+        fill_copy(s, first, last);
     for (size_t g = first; g < last; g++)
         if (s->gstate[g] != G_OWN) {
             s->gstate[g] = G_OWN;

@@ -135,12 +135,10 @@ static void calibrate_ticks(void)
 
 static void stm_fini(void);
 
-static int stm_init(const struct sync_config *cfg, char *err, size_t errlen)
+/* The sizes of the heap, of the read markers and of a segment, and STM_CHAOS: 0, or -1
+ * (err set). */
+static int init_sizes(const struct sync_config *cfg, int n, char *err, size_t errlen)
 {
-    stm_fini();
-    memset(&G, 0, sizeof G);
-    G.fd = -1;
-    int n = cfg->nthreads < 1 ? 1 : cfg->nthreads;
     if (n > MAX_SEGMENTS) {
         snprintf(err, errlen, "stm: %d threads but at most %d segments", n, MAX_SEGMENTS);
         return -1;
@@ -152,7 +150,6 @@ static int stm_init(const struct sync_config *cfg, char *err, size_t errlen)
     /* markers of the whole segment must fit in the area: RM >= (RM + HEAP) / 8 */
     G.rm_size = ((heap / 7 + PAGE) + (2u << 20) - 1) & ~(size_t)((2u << 20) - 1);
     G.seg_size = G.rm_size + G.heap_size;
-    size_t total = G.seg_size * (size_t)(n + 1);
     const char *chaos = getenv("STM_CHAOS");
     if (chaos && *chaos) {
         char *end;
@@ -163,29 +160,32 @@ static int stm_init(const struct sync_config *cfg, char *err, size_t errlen)
         }
         G.chaos = v;
     }
+    return 0;
+}
 
-    G.fd = (int)syscall(SYS_memfd_create, "stmbench-heap", 0u);
-    if (G.fd < 0) {
-        snprintf(err, errlen, "stm: memfd_create: %s", strerror(errno));
-        return -1;
-    }
+/* The reservation of n + 1 segments and their mappings of the heap file (G.fd): 0, or
+ * -1 (err set; stm_fini undoes what was done). */
+static int init_segments(int n, char *err, size_t errlen)
+{
+    uint64_t heap = G.heap_size;
+    size_t total = G.seg_size * (size_t)(n + 1);
     if (ftruncate(G.fd, (off_t)(heap * (uint64_t)(n + 1))) != 0) {
         snprintf(err, errlen, "stm: ftruncate of the heap file to %llu bytes: %s",
                  (unsigned long long)(heap * (uint64_t)(n + 1)), strerror(errno));
-        goto fail;
+        return -1;
     }
     G.base = mmap(NULL, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (G.base == MAP_FAILED) {
         G.base = NULL;
         snprintf(err, errlen, "stm: reserving %zu bytes of address space for %d segments: %s",
                  total, n + 1, strerror(errno));
-        goto fail;
+        return -1;
     }
     G.reserved = total;
     if (mmap(seg_addr(0, G.rm_size), heap, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
              G.fd, 0) == MAP_FAILED) {
         snprintf(err, errlen, "stm: mapping segment 0: %s", strerror(errno));
-        goto fail;
+        return -1;
     }
     for (int s = 1; s <= n; s++) {
         if (mmap(seg_addr(s, 0), G.rm_size, PROT_READ | PROT_WRITE,
@@ -193,12 +193,16 @@ static int stm_init(const struct sync_config *cfg, char *err, size_t errlen)
             mmap(seg_addr(s, G.rm_size), heap, PROT_NONE, MAP_SHARED | MAP_FIXED, G.fd,
                  file_off(s, 0)) == MAP_FAILED) {
             snprintf(err, errlen, "stm: mapping segment %d: %s", s, strerror(errno));
-            goto fail;
+            return -1;
         }
     }
-    G.ngranules = heap / GRANULE;
-    /* The mapping bound: each segment keeps at most 2 * map_budget + 3 mappings, and all
-     * of them together at most half of vm.max_map_count (the rest is the process's). */
+    return 0;
+}
+
+/* The mapping bound: each segment keeps at most 2 * map_budget + 3 mappings, and all of
+ * them together at most half of vm.max_map_count (the rest is the process's). */
+static size_t init_map_budget(int n)
+{
     long maxmap = 65530;
     FILE *mf = fopen("/proc/sys/vm/max_map_count", "r");
     if (mf) {
@@ -206,20 +210,26 @@ static int stm_init(const struct sync_config *cfg, char *err, size_t errlen)
             maxmap = 65530;
         fclose(mf);
     }
-    G.map_budget = (size_t)(maxmap / 2) / (size_t)(n + 1) / 2;
-    if (G.map_budget < 4)
-        G.map_budget = 4;
+    size_t budget = (size_t)(maxmap / 2) / (size_t)(n + 1) / 2;
+    return budget < 4 ? 4 : budget;
+}
+
+/* The ownership words, their conflict hints, the granules' holders, the segments' structs
+ * and page tables, and the log's sentinel: 0, or -1 (err set). */
+static int init_metadata(int n, char *err, size_t errlen)
+{
+    uint64_t heap = G.heap_size;
     G.wlocks = mmap(NULL, heap / 16 * sizeof(uint64_t), PROT_READ | PROT_WRITE,
                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     /* Touched only where objects were owned with others running: as wlocks. */
     G.wwhere = mmap(NULL, heap / 16 * sizeof(uint64_t), PROT_READ | PROT_WRITE,
                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    /* On cache lines of their own: calloc only aligns to 16 bytes, and the end of one
-     * segment's struct (its counters, written at every commit) would share a line with
-     * the start of the next (its rev and log position, written at every import). */
     /* Who holds each granule (stm_internal.h, GS_*): all GS_FREE (zero) at first. */
     G.gshare = mmap(NULL, heap / GRANULE * sizeof(uint64_t), PROT_READ | PROT_WRITE,
                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    /* On cache lines of their own: calloc only aligns to 16 bytes, and the end of one
+     * segment's struct (its counters, written at every commit) would share a line with
+     * the start of the next (its rev and log position, written at every import). */
     G.segs = sync_private_alloc(((size_t)n + 1) * sizeof *G.segs);
     if (G.wlocks == MAP_FAILED || G.wwhere == MAP_FAILED || G.gshare == MAP_FAILED ||
         !G.segs) {
@@ -230,13 +240,13 @@ static int stm_init(const struct sync_config *cfg, char *err, size_t errlen)
         if (G.gshare == MAP_FAILED)
             G.gshare = NULL;
         snprintf(err, errlen, "stm: out of memory for %d segments' metadata", n);
-        goto fail;
+        return -1;
     }
     for (int s = 0; s <= n; s++) {
         G.segs[s].gstate = calloc(G.ngranules, 1);
         if (!G.segs[s].gstate) {
             snprintf(err, errlen, "stm: out of memory for page tables");
-            goto fail;
+            return -1;
         }
         G.segs[s].idx = s;
         G.segs[s].base = seg_addr(s, 0);
@@ -246,8 +256,30 @@ static int stm_init(const struct sync_config *cfg, char *err, size_t errlen)
     atomic_init(&G.log_tail, G.log_first);
     if (!G.log_first) {
         snprintf(err, errlen, "stm: out of memory");
-        goto fail;
+        return -1;
     }
+    return 0;
+}
+
+static int stm_init(const struct sync_config *cfg, char *err, size_t errlen)
+{
+    stm_fini();
+    memset(&G, 0, sizeof G);
+    G.fd = -1;
+    int n = cfg->nthreads < 1 ? 1 : cfg->nthreads;
+    if (init_sizes(cfg, n, err, errlen) != 0)
+        return -1;
+    G.fd = (int)syscall(SYS_memfd_create, "stmbench-heap", 0u);
+    if (G.fd < 0) {
+        snprintf(err, errlen, "stm: memfd_create: %s", strerror(errno));
+        return -1;
+    }
+    if (init_segments(n, err, errlen) != 0)
+        goto fail;
+    G.ngranules = G.heap_size / GRANULE;
+    G.map_budget = init_map_budget(n);
+    if (init_metadata(n, err, errlen) != 0)
+        goto fail;
     atomic_init(&G.lock, 0);
     atomic_init(&G.rev, 0);
     atomic_init(&G.heap_cursor, G.rm_size);

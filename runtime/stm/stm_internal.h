@@ -9,8 +9,10 @@
  *   pages.c   lazy pages: granule fills, the SIGSEGV handler (I1, I2)
  *   log.c     the commit log: import and validation, entries, their reclamation (I4, I5)
  *   alloc.c   allocation and freeing, memory reuse (I7)
- *   commit.c  the commit lock, begin, commit, abort, the write barrier's slow path,
- *             inevitability (I2, I3, I5, I6)
+ *   publish.c the commit lock, the commit windows (their inline entry and exit:
+ *             publish.h) and the lazy publication of the log's tail (I2, I4)
+ *   commit.c  begin, commit, abort, the write barrier's slow path, inevitability, the
+ *             read markers' wrap (I2, I3, I5, I6)
  *   setup.c   init, fini, thread enter and exit, the runtime descriptor, fatal errors
  *   debug.c   introspection for the tests
  *
@@ -61,7 +63,7 @@
  *     window or under commit_lock). Commits do not publish (the lazy publication): the
  *     published tail (G.log_tail) and G.rev (its rev) move only under commit_lock, once
  *     no window is open, to the newest of the entered segments' newest linked entries
- *     (commit.c, publish_under_lock), so a holder of the lock sees the last entry as
+ *     (publish.c, publish_under_lock), so a holder of the lock sees the last entry as
  *     the tail; a committer more than PUBLISH_LAG past G.rev takes a free lock for it.
  *     A segment's newest linked entry is never freed (its collection keeps it). A thread at
  *     revision r has imported exactly the entries <= r. An entry is freed only when
@@ -252,7 +254,7 @@ struct stm_seg {
                                   * into segment 0 (after it) */
     _Atomic int committing;      /* 1 while our commit is in its window (a shared
                                   * critical section: the commit lock's holder waits
-                                  * until no segment has it; seq_cst, commit.c) */
+                                  * until no segment has it; seq_cst, publish.c) */
     _Atomic(struct log_entry *) newest; /* our newest linked entry (never freed) */
     _Atomic(const char *) wsite; /* the site of our transaction when it last took an
                                   * object's ownership (relaxed; read by a writer that
@@ -337,7 +339,7 @@ struct stm_global {
     _Atomic int lock SYNC_CL_ALIGNED; /* the commit lock (spinlock) */
     _Atomic int inevitable;      /* segment of the inevitable transaction, 0 = none */
     /* The publication line: moved forward only by a holder of the lock (the lazy
-     * publication, commit.c: publish_under_lock), read by the collection. */
+     * publication, publish.c: publish_under_lock), read by the collection. */
     _Atomic uint64_t rev SYNC_CL_ALIGNED; /* the published tail's rev */
     /* The published tail: exact for a holder of the lock, which waits out every commit
      * window and then publishes; behind the last entry otherwise, by at most about
@@ -476,18 +478,18 @@ static inline void push_chunk(struct chunk **v, size_t *n, size_t *cap, uintptr_
 /* the running thread's segment (setup.c; hidden, local-exec: see G above) */
 extern __thread struct stm_seg *stm_me __attribute__((tls_model("local-exec"), visibility("hidden")));
 
-/* commit.c */
+/* publish.c (stm_commit_leave, which log.c also calls, is inline: publish.h) */
 void stm_commit_lock(void);
 void stm_commit_unlock(void);
-void stm_commit_leave(struct stm_seg *s);
 void stm_wait_publishers(void);
+/* commit.c */
 void stm_chaos_step(struct stm_seg *s);
 void stm_abort(enum sync_abort_kind kind, int other, uintptr_t obj) __attribute__((noreturn));
 /* log.c */
 void stm_import_log(struct stm_seg *s, int validate, int unlock_on_abort);
 void stm_entry_keep(struct stm_seg *s, struct log_entry *e);
 void stm_own_push(struct stm_seg *s, struct log_entry *e);
-/* The lazy publication (commit.c): a committer more than PUBLISH_LAG revisions past
+/* The lazy publication (publish.c): a committer more than PUBLISH_LAG revisions past
  * G.rev publishes the tail under the lock if the lock is free. */
 #define PUBLISH_LAG 64u
 void stm_publish_if_behind(struct stm_seg *s);
@@ -496,8 +498,9 @@ void stm_own_free_below(struct stm_seg *s, uint64_t min);
 /* Asks for the line of p for writing (prefetchw: on AMD since K6, on Intel since
  * Broadwell; a no-op on older Intel cores). A hint: it changes no value. Used for lines a
  * commit will write that another core wrote last, so that their transfers overlap the
- * transaction instead of stalling the commit (a cross-core transfer measured 50 ns on
- * an Intel VM and 210 ns on an AMD EPYC VM here). */
+ * transaction instead of stalling the commit (a cross-core transfer is one of the
+ * dearest things a commit does: `stmbench --line-transfer` measures it, docs/harness.md;
+ * the figures of the VMs here are in docs/figures.md). */
 static inline void stm_prefetchw(const void *p)
 {
     __asm__ volatile("prefetchw %0" : : "m"(*(const char *)p));
@@ -670,13 +673,20 @@ static inline void tx_reset(struct stm_seg *s)
     stm_self.dirty = 0;
 }
 
-/* Test and debugging hooks (commit.c, debug.c): only in objects compiled with
+/* Test and debugging hooks (commit.c, pages.c, debug.c): only in objects compiled with
  * -DSTM_TEST_HOOKS. The Makefile compiles the STM's files a second time so for the
  * test programs (BUILD/obj/stmtest/, in BUILD/libstmbench-test.a, which the tests link
  * instead of BUILD/libstmbench.a, and the tests themselves with the macro); stmbench
  * and make micro run the STM without them. tid is the harness thread id (segment
  * tid+1). */
 #ifdef STM_TEST_HOOKS
+/* STM_TEST_HOOK(name): calls stm_test_<name> where it is set; nothing at all in the
+ * objects compiled without the hooks (stmbench's). */
+#define STM_TEST_HOOK(name)                                                              \
+    do {                                                                                 \
+        if (stm_test_##name)                                                             \
+            stm_test_##name();                                                           \
+    } while (0)
 /* Called, when set, by a committer between leaving its window (or the commit lock) and
  * copying its owned objects into segment 0 (the stepped tests park a thread there). */
 extern void (*stm_test_after_link)(void);
@@ -726,6 +736,10 @@ void stm_debug_abort_self(void) __attribute__((noreturn)); /* aborts the running
 uint64_t stm_debug_rev(void);
 const void *stm_debug_committed(const void __seg_gs *obj);
 int stm_debug_owner(const void __seg_gs *obj);
+#else
+#define STM_TEST_HOOK(name) \
+    do {                    \
+    } while (0)
 #endif
 
 #endif

@@ -263,7 +263,8 @@ static int iv_dict_set(iv_dict_ref d, int64_t key, int64_t val)
     if ((count + 1) * 4 > cap * 3) {                 /* grow to keep probes short */
         /* written out, not iv_slots_grow: the raw VM's code stays as it was measured
          * (a call here changed what the compiler inlined into iv_run, and the raw loop
-         * ran 20-35% slower under mutex, locks and stm with equal instruction counts) */
+         * ran much slower under mutex, locks and stm with equal instruction counts:
+         * commit 63ff5c9) */
         int64_t ncap = cap * 2;
         iv_slots_ref ns = iv_slots_new(ncap);        /* new in this block: no barrier */
         for (int64_t j = 0; j < cap; j++)
@@ -323,7 +324,8 @@ struct iv_gcache {
 /* A thread's location slot (at[] below): under locks a lock's waiter reads its
  * holder's (iv_where_at), so it is atomic, accessed relaxed; elsewhere only the thread
  * itself reads it (stm's conflict rows), so it is plain memory: a relaxed atomic there
- * cost stm's interpreter loop registers, 2% more instructions per bytecode. */
+ * cost stm's interpreter loop registers and instructions per bytecode (commit 68e2568
+ * has the counts). */
 #ifdef SYNC_RT_LOCKS
 #define IV_AT_SHARED 1
 typedef _Atomic uint32_t iv_at_t;
@@ -509,8 +511,8 @@ __asm__(".text\n.p2align 6\n.skip " IV_STR(IV_LAYOUT_PAD) ", 0x90\n");
  * extension gcc and clang share, as CPython's ceval does): each handler ends with its
  * own fetch and jump, so the branch predictor learns each bytecode's successor at its
  * own jump. A single `switch` funnels every bytecode through one indirect jump; on the
- * AMD EPYC VMs this project runs on, that loop's speed moved by up to 40% with where
- * the link placed it (results/dispatch-layout-20261206), which no A/B comparison of
+ * AMD EPYC VMs this project runs on, that loop's speed moved a lot with where the link
+ * placed it (results/dispatch-layout-20261206), which no A/B comparison of
  * two builds could tell from a real change. -DIV_SWITCH_DISPATCH builds the switch,
  * for that comparison. The itm copy is always the switch: gcc's TM pass makes no
  * transactional clone of a function with computed gotos, so a block calling such an

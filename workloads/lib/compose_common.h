@@ -6,7 +6,7 @@
  * workloads/compose_locks.c (`locks`); each gathers its structures' contents into
  * plain arrays and the functions here judge them, so both are judged alike.
  *
- * The workload (README "What composing costs"): two pairs of structures, each with an
+ * The workload (docs/compose.md, "The workload"): two pairs of structures, each with an
  * invariant across the pair.
  *   keys    the keys 0..keys-1 live in a hash map (workloads/hashmap_ops.h or
  *           hashmap_locks.h) and a red-black tree (rbtree_ops.h, rbtree_locks.h).

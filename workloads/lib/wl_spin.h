@@ -79,8 +79,8 @@ const char *wl_spin_site_label(unsigned site);
 /* The slow path: the first CAS found the word `seen`; waits, takes the lock, logs the
  * wait. Under clang it preserves the caller's registers (preserve_most): a plain call
  * here made the interpreter's loop, which takes a lock per bytecode that touches an
- * object, reload values from its stack on the fast path (16% more instructions per
- * bytecode under callgrind). */
+ * object, reload values from its stack on the fast path (many more instructions per
+ * bytecode under callgrind: commit 68e2568 has the counts). */
 #if defined(__clang__)
 #define WL_SPIN_COLD __attribute__((preserve_most, cold, noinline))
 #else
