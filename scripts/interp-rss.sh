@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # scripts/interp-rss.sh OUT - memory stays bounded in interp's object model: for every
-# runtime that runs here (but seq) and every memory mode, a run of INTERP_RSS_SECONDS
-# (default 30) at 2 threads of each program of INTERP_RSS_PROGRAMS (default arith,
-# work-queue), with the process's resident set (VmRSS) read at INTERP_RSS_EARLY
-# seconds (default 5) and last before the end (read every second). A run passes when the late RSS is at
+# runtime that runs here (but seq; INTERP_RSS_RUNTIMES: only those) and every memory
+# mode, a run of INTERP_RSS_SECONDS (default 30) at 2 threads of each program of
+# INTERP_RSS_PROGRAMS (default arith, work-queue), with the process's resident set
+# (VmRSS) read at INTERP_RSS_EARLY seconds (default 5) and last before the end (read
+# every second). A run passes when the late RSS is at
 # most twice the early one and its check passes. INTERP_RSS_JOBS runs (default 4) go
 # at once, except those of the runtimes in INTERP_RSS_ALONE (default stm), which run
 # one at a time with nothing else of this script running: the STM frees memory (objects
@@ -33,8 +34,10 @@ csv=$out/interp_rss.csv
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 rts=""
+want=" ${INTERP_RSS_RUNTIMES:-} "
 for rt in $("$BIN" --list 2>/dev/null | awk '$1 == "runtime" {print $2}'); do
     [ "$rt" = seq ] && continue
+    [ "$want" = "  " ] || case "$want" in *" $rt "*) ;; *) continue;; esac
     "$BIN" --runtime "$rt" --workload interp --threads 2 --ops 2 >/dev/null 2>&1 && rts="$rts $rt"
 done
 [ -n "$rts" ] || { echo "interp-rss: no runtime found in '$BIN --list'" >&2; exit 3; }
