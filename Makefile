@@ -76,7 +76,7 @@
 # scripts/deps.sh (as root it installs what is missing; otherwise it prints the apt-get
 # line and make stops before compiling anything).
 #
-# Runtimes and workloads come from runtime/runtimes.def (the one list). Every
+# Runtimes and workloads come from runtime/runtimes.h (the one list). Every
 # workload in workloads/<w>.c is compiled once per runtime of build `cc` with
 # -DSYNC_RT=<rt> -DSYNC_RT_<RT> (BUILD/obj/<rt>/workloads/<w>.o, plus RT_CFLAGS_<rt>
 # when a runtime needs flags of its own), and for a runtime of build `variant` its

@@ -17,11 +17,11 @@ case $build in /*) bin=$build/stmbench ;; *) bin=$root/$build/stmbench ;; esac
 PY=/usr/bin/python3
 . tests/checks.sh      # $tmp, check, checks_summary
 report() { "$PY" scripts/report_machines.py "$@"; }
-# make bench in a copy of scripts/ (and of the list they read: runtime/runtimes.h), so
-# that results/ is the copy's, never this tree's.
+# make bench in a copy of scripts/ (and of the lists they read: runtime/runtimes.h,
+# harness/columns.h), so that results/ is the copy's, never this tree's.
 tree=$tmp/tree
-mkdir -p "$tree/runtime" && cp -r scripts "$tree/" && cp runtime/runtimes.h "$tree/runtime/" ||
-    exit 1
+mkdir -p "$tree/runtime" "$tree/harness" && cp -r scripts "$tree/" &&
+    cp runtime/runtimes.h "$tree/runtime/" && cp harness/columns.h "$tree/harness/" || exit 1
 bench() {
     (cd "$tree" && env STMBENCH="$bin" BENCH_RUNTIMES="seq mutex" BENCH_WORKLOADS=bank \
         BENCH_DURATION=0.05 BENCH_REPEAT=1 BENCH_SWEEP=0 BENCH_PIN= BENCH_ARGS= \

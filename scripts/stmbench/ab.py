@@ -30,7 +30,8 @@ one-sided Wilcoxon signed-rank test of the paired d_i (exact): a rank test as
 google-benchmark's compare.py uses, but on the pairs, which the unpaired Mann-Whitney
 U test (shown as p_U) ignores, so that load shared by A and B within a pair cancels.
 REGRESSION when the whole interval lies below 1 - tolerance and p < 0.05; "better"
-when it lies above 1 + tolerance and p < 0.05 the other way.
+when it lies above 1 + tolerance and p < 0.05 the other way. The interval and both tests
+are scipy.stats's (stmbench.stats).
 
 Count figures (lower is better; per operation at 1 thread under callgrind with cache
 simulation, deterministic, so no interval): instructions and estimated cycles regress
@@ -53,8 +54,7 @@ from collections import defaultdict
 from .lists import runtime_key, workload_key
 from .cli import command
 from .results import InputError
-from .stats import BOOT, LEVEL, bootstrap_median_ci, mann_whitney_less, median, \
-    signed_rank_less  # noqa: F401 (BOOT: for readers of the defaults)
+from .stats import LEVEL, bootstrap_median_ci, mann_whitney_less, median, signed_rank_less
 
 # Tolerances: from A/A noise measured on the quiet 2-core development VM
 # (docs/regress.md, "Tolerances, from measured noise"): the largest A/A excursion of

@@ -4,6 +4,7 @@ lists them by hand:
   runtimes, workloads  as `stmbench --list` prints them (STMBENCH, else build/stmbench
                        or build/release/stmbench); without a binary, read from the
                        X-macro lists of runtime/runtimes.h themselves
+  CSV columns          the X-macro lists of harness/columns.h (results.c writes them)
 """
 
 import os
@@ -67,3 +68,13 @@ def runtime_key(name):
 def workload_key(name):
     return order_key(WORKLOAD_ORDER)(name)
 
+
+def columns(which):
+    """The columns of a results file as harness/columns.h lists them, in file order:
+    [(name, kind)...], kind "req" (in every file of that kind: a reader may require it)
+    or "opt" (added later: an older file may lack it). which: "RESULTS_COLUMNS" (the
+    runs CSV) or "CONFLICT_COLUMNS" (the conflict log)."""
+    cols = [(e[0], e[1]) for e in xmacro(os.path.join(ROOT, "harness", "columns.h"), which)]
+    if not cols:
+        raise RuntimeError("harness/columns.h: no %s list found" % which)
+    return cols

@@ -407,7 +407,7 @@ def contention_lines(waits):
 
 # ------------------------------------------------------------- conflict pairs
 
-# A conflict log with the conflict analysis's columns (PAIR_COLUMNS, stmbench.results)
+# A conflict log with the conflict analysis's columns (PAIR_COLUMNS, harness/columns.h)
 # gets the pairs below; an older file only the tables above.
 PAIR_TOP = 5
 TIMELINE_BINS = 20

@@ -17,17 +17,14 @@ import os
 import statistics
 from collections import defaultdict
 
-from .lists import runtime_key, workload_key  # noqa: F401 (re-exported)
+from .lists import columns, runtime_key, workload_key  # noqa: F401 (re-exported)
 
-RUN_COLUMNS = (
-    "run_id,timestamp,git_rev,host,runtime,workload,params,threads,pin,seed,duration_s,"
-    "ops,ops_per_s,commits,aborts,aborts_write_write,aborts_read_write,aborts_other,"
-    "unshared_pages,commit_p50_ns,commit_p99_ns,block_p50_ns,block_p99_ns,check,cpus"
-).split(",")
-CONFLICT_COLUMNS = "run_id,t_ns,thread,other_thread,kind,object,page,site,wasted_ns".split(",")
-# The columns the conflict analysis added (docs/contract.md, "Conflict log"): a file
-# with them gets the pairs' sections of the conflict report.
-PAIR_COLUMNS = ("where", "other_site", "other_where", "object_name", "weight")
+# The columns a file must have to load (harness/columns.h's "req" ones: every version
+# of the harness wrote them; later columns are read when present).
+RUN_COLUMNS = [n for n, kind in columns("RESULTS_COLUMNS") if kind == "req"]
+CONFLICT_COLUMNS = [n for n, kind in columns("CONFLICT_COLUMNS") if kind == "req"]
+# The conflict analysis's columns: a conflict log with them gets the pairs' sections.
+PAIR_COLUMNS = [n for n, kind in columns("CONFLICT_COLUMNS") if kind == "opt"]
 
 BASELINE_RT = "seq"
 

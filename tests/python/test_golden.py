@@ -22,7 +22,6 @@ outputs are compared cell by cell with these tolerances:
 """
 import csv
 import os
-import shutil
 import unittest
 
 from helpers import FIXTURES, GOLDEN, ROOT, TempDirCase, read, stmbench
@@ -74,6 +73,17 @@ class ScalingGolden(unittest.TestCase):
         self.assertEqual(rc, 0, out)
         self.assertEqual(out, read(os.path.join(GOLDEN, "scaling", "scaling.md")))
         self.assertEqual(out, read(os.path.join(SCALING, "scaling.md")))
+
+
+class InterpMemoryGolden(unittest.TestCase):
+    """make bench's interp_memory.md from its committed CSV: the table as committed
+    (what 5501e6b's scripts/interp_memory.py made of it too)."""
+
+    def test_interp_memory_table(self):
+        rc, out = stmbench("interp-memory", BASELINE + "/interp_memory.csv", "--config",
+                           BASELINE + "/interp_memory.config")
+        self.assertEqual(rc, 0, out)
+        self.assertEqual(out, read(os.path.join(BASELINE, "interp_memory.md")))
 
 
 def tied(a, b):
