@@ -10,9 +10,10 @@ import csv
 import statistics
 import sys
 
+from .lists import runtime_key
+
 NEED = ["runtime", "workload", "params", "threads", "ops", "ops_per_s", "commits", "aborts",
         "check", "thread_time_ns", "time_work_ns", "time_wasted_ns", "objects_allocated"]
-RT_ORDER = ["seq", "gil", "mutex", "locks", "stm", "htm", "itm"]
 MODE_ORDER = ["tracing", "refcount", "biased", "buffered", "raw"]
 # the roads docs/figures.md compares: (label, (runtime, mode)), against gil with plain counts
 ROADS = [("CPython's road: locks with PEP 703's counts", ("locks", "biased")),
@@ -85,7 +86,7 @@ def table(s, config):
                 "| runtime | memory | n% | 2T/1T | aborts/commit | objects/bytecode | work | aborted |",
                 "|---|---|---:|---:|---:|---:|---:|---:|"]
         keys = sorted({(k[2], k[1]) for k in s if k[0] == p},
-                      key=lambda x: (RT_ORDER.index(x[0]) if x[0] in RT_ORDER else 99,
+                      key=lambda x: (runtime_key(x[0]),
                                      MODE_ORDER.index(x[1]) if x[1] in MODE_ORDER else 99))
         for rt, m in keys:
             one, two = s.get((p, m, rt, 1)), s.get((p, m, rt, 2))
