@@ -33,7 +33,7 @@
 #   make plots      redraw figures from results/latest/*.csv (PLOTS_DIR=dir: dir/*.csv)
 #   make report RESULTS="dir1 dir2 ..."   several machines' bench folders in one report
 #                   (REPORT_OUT, default results/report/: machines.md, machines.csv,
-#                   plots/speedup_<w>); scripts/report_machines.py
+#                   plots/speedup_<w>); scripts/stmbench machines
 #   make pack       results/latest (or RESULTS=dir) as a tarball to send back
 #                   (results/stmbench-<folder>.tar.gz, or PACK=file);
 #                   docs/results.md
@@ -51,7 +51,7 @@
 #                   make fuzz-build only builds them
 #   make mutants    one synchronisation point at a time removed or weakened in each
 #                   workload's variants, each rebuilt and run: how many the checks
-#                   catch (scripts/mutants.py; MUTANTS_* variables; about 7 minutes)
+#                   catch (scripts/stmbench mutants; MUTANTS_* variables; about 7 minutes)
 #   make deps       check (and as root install) the Debian packages needed
 #   make clean      remove BUILD (by default: every configuration under build/)
 #
@@ -76,7 +76,7 @@
 # scripts/deps.sh (as root it installs what is missing; otherwise it prints the apt-get
 # line and make stops before compiling anything).
 #
-# Runtimes and workloads come from runtime/runtimes.def (the one list). Every
+# Runtimes and workloads come from runtime/runtimes.h (the one list). Every
 # workload in workloads/<w>.c is compiled once per runtime of build `cc` with
 # -DSYNC_RT=<rt> -DSYNC_RT_<RT> (BUILD/obj/<rt>/workloads/<w>.o, plus RT_CFLAGS_<rt>
 # when a runtime needs flags of its own), and for a runtime of build `variant` its
@@ -407,10 +407,10 @@ plots:
 # Several machines' results in one report; a results folder as a tarball to send back.
 REPORT_OUT ?= results/report
 report:
-	@/usr/bin/python3 scripts/report_machines.py report --out $(REPORT_OUT) $(RESULTS)
+	@/usr/bin/python3 scripts/stmbench machines report --out $(REPORT_OUT) $(RESULTS)
 
 pack:
-	@/usr/bin/python3 scripts/report_machines.py pack $(or $(RESULTS),results/latest) $(PACK)
+	@/usr/bin/python3 scripts/stmbench machines pack $(or $(RESULTS),results/latest) $(PACK)
 
 scaling: all
 	@BUILD=$(BUILD) scripts/scaling.sh
@@ -423,7 +423,7 @@ regress: deps
 	@BUILD=$(BUILD) scripts/regress-run.sh
 
 # The same, and the verdict rows appended to REGRESS_HISTORY, by default
-# results/history.csv (a trend over revisions: scripts/regress-ab history-plot
+# results/history.csv (a trend over revisions: scripts/stmbench ab history-plot
 # results/history.csv history.png).
 REGRESS_HISTORY ?= results/history.csv
 regress-history: deps
@@ -447,7 +447,7 @@ fuzz-build: $(FUZZ_BINS)
 fuzz: fuzz-build
 	@scripts/fuzz.sh $(BUILD)
 
-# make mutants: scripts/mutants.py removes or weakens one synchronisation point at a
+# make mutants: scripts/stmbench mutants removes or weakens one synchronisation point at a
 # time, rebuilds that one workload copy with this configuration's own compile command
 # and links it with the other objects here, so it gets the commands from here.
 mutants: all
@@ -456,7 +456,7 @@ mutants: all
 	 MUT_LDFLAGS='$(strip $(LDFLAGS))' MUT_LDLIBS='$(strip $(LDLIBS))' \
 	 MUT_OBJS='$(WL_OBJS) $(COMMON_OBJS)' \
 	 $(foreach rt,$(RT_CC),MUT_RT_CFLAGS_$(rt)='$(RT_CFLAGS_$(rt))') \
-	 /usr/bin/python3 scripts/mutants.py
+	 /usr/bin/python3 scripts/stmbench mutants
 
 clean:
 	rm -rf $(if $(BUILD_IS_DEFAULT),build,$(BUILD))

@@ -1,12 +1,16 @@
 /*
  * harness/results.c - CSV rows, the conflict log and the context JSON (results.h).
  *
+ * The columns are harness/columns.h's lists: a row's values are formatted here in that
+ * order (tests/test_csv.c checks that every row has as many fields as the header).
+ *
  * Invariant: a results file only ever grows by whole lines. Each row (or, for the
  * conflict log, each chunk of whole rows) is formatted into memory first and handed
  * to a single write() on an O_APPEND descriptor; the "is the file empty, then write
  * the header" decision is taken under an exclusive flock held across that write.
  */
 #include "harness/results.h"
+#include "harness/columns.h"
 #include "harness/pin.h"
 #include "runtime/htm/htm_cpu.h"
 #include "runtime/plain_heap.h"
@@ -36,28 +40,11 @@
 #define STMBENCH_BUILD_CONFIG "unknown"
 #endif
 
-static const char results_header[] =
-    "run_id,timestamp,git_rev,host,runtime,workload,params,threads,pin,seed,duration_s,"
-    "ops,ops_per_s,commits,aborts,aborts_write_write,aborts_read_write,aborts_other,"
-    "unshared_pages,commit_p50_ns,commit_p99_ns,block_p50_ns,block_p99_ns,check,cpus,"
-    "aborts_inevitable,inevitable,ops_per_tx,gil_handoffs,gil_wait_ns,block_mean_ns,"
-    "import_entries,import_bytes,pages_faulted,"
-    "htm_commits,htm_aborts_conflict,htm_aborts_capacity,htm_aborts_explicit"
-    /* the time breakdown (runtime/timeacct.h; one time_ column per enum ta_cat, in
-     * order) and the operation latency */
-    ",thread_time_ns,time_outside_ns,time_work_ns,time_wasted_ns,time_begin_ns,"
-    "time_validate_ns,time_wait_lock_ns,time_publish_ns,time_unshare_ns,time_wait_owner_ns,"
-    "time_wait_inevitable_ns,time_wait_gil_ns,time_handoff_ns,"
-    "op_p50_ns,op_p99_ns,op_p99_9_ns,op_p99_99_ns,op_max_ns,"
-    "tx_len_mean,tx_len_p50,tx_len_p99,"
-    "op_p99_999_ns,op_stalls,"
-    /* objects the workload allocated and freed while it ran (interp's object model) */
-    "objects_allocated,objects_freed";
-
-static const char results_cheader[] =
-    "run_id,t_ns,thread,other_thread,kind,object,page,site,wasted_ns,"
-    /* conflict analysis: both sides' locations, the object's name, the row's weight */
-    "where,other_site,other_where,object_name,weight";
+/* The headers: harness/columns.h's lists, each without its first comma. */
+static const char results_header_list[] = RESULTS_COLUMNS(COLUMNS_HEADER_ITEM, ~);
+static const char results_cheader_list[] = CONFLICT_COLUMNS(COLUMNS_HEADER_ITEM, ~);
+static const char *const results_header = results_header_list + 1;
+static const char *const results_cheader = results_cheader_list + 1;
 
 const char *results_csv_header(void) { return results_header; }
 const char *results_conflicts_header(void) { return results_cheader; }
@@ -271,7 +258,7 @@ int results_append_csv(const char *path, const struct results_row *r, char *err,
                                              : 0));
     results_bprintf(&b, ",%llu,%llu,%llu", (unsigned long long)s->import_entries,
                     (unsigned long long)s->import_bytes, (unsigned long long)s->pages_faulted);
-    /* htm's counters (README: "Reading the output") */
+    /* htm's counters (docs/contract.md, "Runs CSV": what each counts) */
     results_bprintf(&b, ",%llu,%llu,%llu,%llu", (unsigned long long)s->htm_commits,
                     (unsigned long long)s->aborts[SYNC_ABORT_HTM_CONFLICT],
                     (unsigned long long)s->aborts[SYNC_ABORT_HTM_CAPACITY],
@@ -435,6 +422,45 @@ static void results_context_tm(struct results_buf *b)
     }
 }
 
+/* The machine's shape from hwloc: packages, cores, PUs, NUMA nodes, hardware threads
+ * per core and the caches; nothing when hwloc cannot load the topology. */
+static void results_context_topology(struct results_buf *b)
+{
+    hwloc_topology_t t;
+    if (hwloc_topology_init(&t) != 0)
+        return;
+    if (hwloc_topology_load(t) != 0) {
+        hwloc_topology_destroy(t);
+        return;
+    }
+    static const struct { const char *name; hwloc_obj_type_t type; } caches[] = {
+        {"l1d", HWLOC_OBJ_L1CACHE}, {"l2", HWLOC_OBJ_L2CACHE}, {"l3", HWLOC_OBJ_L3CACHE},
+    };
+    results_bprintf(b, "  \"packages\": %d,\n  \"cores\": %d,\n  \"pus\": %d,\n"
+                       "  \"numa_nodes\": %d,\n",
+                    hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PACKAGE),
+                    hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE),
+                    hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PU),
+                    hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE));
+    /* SMT: hardware threads per core (1 without SMT; the most any core has, for CPUs
+     * whose cores differ), from hwloc's core objects. */
+    int smt = 0;
+    for (int i = 0; i < hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE); i++) {
+        hwloc_obj_t core = hwloc_get_obj_by_type(t, HWLOC_OBJ_CORE, i);
+        int w = core && core->cpuset ? hwloc_bitmap_weight(core->cpuset) : 0;
+        if (w > smt)
+            smt = w;
+    }
+    results_bprintf(b, "  \"threads_per_core\": %d,\n", smt);
+    for (size_t i = 0; i < sizeof caches / sizeof caches[0]; i++) {
+        int n;
+        unsigned long long sz = results_cache(t, caches[i].type, &n);
+        results_bprintf(b, "  \"%s_bytes\": %llu,\n  \"%s_count\": %d,\n", caches[i].name, sz,
+                        caches[i].name, n);
+    }
+    hwloc_topology_destroy(t);
+}
+
 int results_write_context(const char *csv_path, char *err, size_t errlen)
 {
     struct results_buf b = {0};
@@ -450,35 +476,7 @@ int results_write_context(const char *csv_path, char *err, size_t errlen)
 
     results_bprintf(&b, "{\n");
     results_json_str(&b, "cpu_model", model, 0);
-    hwloc_topology_t t;
-    if (hwloc_topology_init(&t) == 0 && hwloc_topology_load(t) == 0) {
-        static const struct { const char *name; hwloc_obj_type_t type; } caches[] = {
-            {"l1d", HWLOC_OBJ_L1CACHE}, {"l2", HWLOC_OBJ_L2CACHE}, {"l3", HWLOC_OBJ_L3CACHE},
-        };
-        results_bprintf(&b, "  \"packages\": %d,\n  \"cores\": %d,\n  \"pus\": %d,\n"
-                            "  \"numa_nodes\": %d,\n",
-                        hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PACKAGE),
-                        hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE),
-                        hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PU),
-                        hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE));
-        /* SMT: hardware threads per core (1 without SMT; the most any core has, for
-         * CPUs whose cores differ), from hwloc's core objects. */
-        int smt = 0;
-        for (int i = 0; i < hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE); i++) {
-            hwloc_obj_t core = hwloc_get_obj_by_type(t, HWLOC_OBJ_CORE, i);
-            int w = core && core->cpuset ? hwloc_bitmap_weight(core->cpuset) : 0;
-            if (w > smt)
-                smt = w;
-        }
-        results_bprintf(&b, "  \"threads_per_core\": %d,\n", smt);
-        for (size_t i = 0; i < sizeof caches / sizeof caches[0]; i++) {
-            int n;
-            unsigned long long sz = results_cache(t, caches[i].type, &n);
-            results_bprintf(&b, "  \"%s_bytes\": %llu,\n  \"%s_count\": %d,\n", caches[i].name, sz,
-                            caches[i].name, n);
-        }
-        hwloc_topology_destroy(t);
-    }
+    results_context_topology(&b);
     results_json_str(&b, "kernel", kernel, 0);
     results_json_str(&b, "machine", u.machine, 0);
     results_json_str(&b, "compiler", __VERSION__, 0);

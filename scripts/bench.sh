@@ -61,7 +61,7 @@
 # transfers, and their time changes between sittings of a VM by a factor of four.
 #
 # At the end (and when interrupted) every context JSON of the folder gets a "bench"
-# object (scripts/report_machines.py stamp, from bench-config.txt): what a merge of
+# object (scripts/stmbench machines stamp, from bench-config.txt): what a merge of
 # several machines' folders needs beyond the harness's context.
 #
 # seq runs only at 1 thread. Runs are interleaved (for each repeat, every point) so
@@ -276,7 +276,7 @@ for x in "${nohw[@]+"${nohw[@]}"}"; do echo "$x" | tee -a "$LOG"; done
 
 # The "bench" object of the context JSON (see the head of this file).
 stamp() {
-    "$PY" scripts/report_machines.py stamp "$OUT" ||
+    "$PY" scripts/stmbench machines stamp "$OUT" ||
         echo "bench: warning: the context JSON in $OUT/ lacks the bench's settings" >&2
 }
 nfail=0 k=0
@@ -394,8 +394,8 @@ stamp
 
 # What each runtime asks of the programmer, counted from the sources, and the last
 # `make mutants` summary if there is one: overhead.md puts them beside the n% table.
-/usr/bin/python3 scripts/sync_cost.py --details --out "$OUT/programmer-cost.md" ||
-    echo "bench: warning: scripts/sync_cost.py failed: no programmer-cost table" >&2
+/usr/bin/python3 scripts/stmbench sync-cost --details --out "$OUT/programmer-cost.md" ||
+    echo "bench: warning: scripts/stmbench sync-cost failed: no programmer-cost table" >&2
 [ -f results/mutants/summary.md ] && cp results/mutants/summary.md "$OUT/mutants.md"
 
 status=0
@@ -408,7 +408,7 @@ else
     # No abort at all in the sweep: a conflicts file with just the header.
     [ -s "$CONF" ] || echo "run_id,t_ns,thread,other_thread,kind,object,page,site,wasted_ns,where,other_site,other_where,object_name,weight" >"$CONF"
     if [ "${BENCH_PLOTS:-1}" = 0 ]; then
-        "$PY" scripts/stmbench_report.py all "$OUT" >/dev/null || status=1
+        "$PY" scripts/stmbench report all "$OUT" >/dev/null || status=1
     else
         scripts/plots.sh "$OUT" || status=1
     fi

@@ -2,8 +2,8 @@
 # scripts/deps.sh - checks the Debian packages stmbench needs; as root installs the
 # missing ones with apt-get, otherwise prints the exact command and exits 1.
 set -u
-PKGS=(make clang g++ libhwloc-dev hwloc libcmocka-dev libbenchmark-dev gnuplot-nox
-      python3-matplotlib valgrind libclang-rt-14-dev
+PKGS=(make clang g++ libhwloc-dev hwloc libcmocka-dev libbenchmark-dev
+      python3-matplotlib python3-scipy valgrind libclang-rt-14-dev
       libmimalloc-dev)
 missing=()
 for p in "${PKGS[@]}"; do

@@ -3,7 +3,7 @@
 # object-model programs in every memory mode under seq, gil, locks, stm (and htm where
 # RTM works), at 1 and 2 threads, interleaved (for each repeat, every point), into
 # OUT/interp_memory.csv (the harness's rows), then OUT/interp_memory.md (the table:
-# scripts/interp_memory.py) and, unless INTERP_PLOTS=0, OUT/plots/interp_memory.png.
+# scripts/stmbench interp-memory) and, unless INTERP_PLOTS=0, OUT/plots/interp_memory.png.
 # make bench runs it at its end (BENCH_INTERP=0 leaves it out); `make interp-memory`
 # runs it alone into results/latest/.
 #
@@ -79,7 +79,7 @@ lt_end=$("$BIN" --line-transfer 2>&1 | tail -1)
 } >"$out/interp_memory.config"
 plots=()
 [ "${INTERP_PLOTS:-1}" = 0 ] || plots=(--plot "$out/plots/interp_memory")
-/usr/bin/python3 "$(dirname "$0")/interp_memory.py" "$csv" --config "$out/interp_memory.config" \
+/usr/bin/python3 "$(dirname "$0")/stmbench" interp-memory "$csv" --config "$out/interp_memory.config" \
     "${plots[@]}" >"$out/interp_memory.md" || exit 1
 rm -f "$fails.log"
 if [ -s "$fails" ]; then

@@ -36,6 +36,6 @@ scripts/instr-count.sh "$tmp/instructions.csv"
 rc=$?
 [ $rc -le 1 ] || { rm -rf "$tmp"; exit $rc; }
 rm -rf "$dst" && mv "$tmp" "$dst" || exit 3
-echo "make-baseline: $dst/ made from $src/; check it with: scripts/regress $dst/runs.csv"
+echo "make-baseline: $dst/ made from $src/; check it with: scripts/stmbench regress $dst/runs.csv"
 echo "make-baseline: then commit it: git add $dst && git commit -m 'results/baseline: ...' -- $dst"
 exit $rc

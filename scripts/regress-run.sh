@@ -17,7 +17,7 @@
 #  4. Counts under callgrind with cache simulation (scripts/instr-count.sh --cache-sim):
 #     instructions, L1 and LL misses and estimated cycles per operation at 1 thread,
 #     deterministic; cached per binary in $BUILD/regress/counts/.
-#  5. scripts/regress-ab: the verdict per figure (ratio B/A with its confidence
+#  5. scripts/stmbench ab: the verdict per figure (ratio B/A with its confidence
 #     interval), a markdown table (printed, and verdict.md), verdict.csv and plots.
 #  6. A timed figure that regressed is measured again with fresh pairs and counts as a
 #     regression only if the second round regresses too (REGRESS_CONFIRM).
@@ -26,7 +26,7 @@
 #
 # Fallback: when the baseline revision cannot be built (a shallow clone without it, no
 # git, a build failure), one line says so and the quick bench is compared with the
-# committed results/baseline/runs.csv instead (scripts/regress, wide tolerances).
+# committed results/baseline/runs.csv instead (scripts/stmbench regress, wide tolerances).
 #
 # Environment (defaults chosen from measurements, see docs/regress.md):
 #   REGRESS_DURATION  seconds per timed run (0.2)
@@ -41,7 +41,7 @@
 #   REGRESS_CONFIRM   0: no second round for timed figures that regressed (default 1)
 #   REGRESS_A_BIN / REGRESS_B_BIN  use these binaries as A / B (no build of A; an A/A
 #                     noise measurement passes the same binary twice)
-#   REGRESS_TOL_*     tolerances, passed to scripts/regress-ab (see its --help)
+#   REGRESS_TOL_*     tolerances, passed to scripts/stmbench ab verdict (see its --help)
 #   BUILD             the build folder (build)
 # Exit status: 0 no regression; 1 a regression or a failed run; 2 bad input; 3 setup.
 set -u
@@ -66,7 +66,7 @@ done
 # Today's quick bench against the committed CSV (made in another sitting, so only
 # within-file ratios with wide tolerances are compared).
 fallback() { # reason
-    echo "regress: FALLBACK: $1; comparing a quick bench with the committed $BASE/runs.csv instead (scripts/regress, tolerances -40%/-50%)"
+    echo "regress: FALLBACK: $1; comparing a quick bench with the committed $BASE/runs.csv instead (scripts/stmbench regress, tolerances -40%/-50%)"
     local out
     out=$(mktemp -d "${TMPDIR:-/tmp}/stmbench-regress.XXXXXX") || exit 3
     BENCH_OUT=$out BENCH_DURATION=0.5 BENCH_REPEAT=5 BENCH_THREADS="1 2" BENCH_PLOTS=0 \
@@ -74,7 +74,7 @@ fallback() { # reason
         scripts/bench.sh >"$out/bench.out" 2>&1
     local brc=$?
     [ $brc -le 1 ] || { cat "$out/bench.out" >&2; die "$brc" "the quick bench could not run (exit $brc)"; }
-    scripts/regress "$out/runs.csv" "$BASE"
+    $PY scripts/stmbench regress "$out/runs.csv" "$BASE"
     local rrc=$?
     [ $brc -eq 0 ] || { echo "regress: FAILED: some runs failed (see $out/failures.txt)" >&2; rrc=1; }
     exit $rrc
@@ -93,7 +93,7 @@ if [ -z "$A_BIN" ]; then
             echo "regress: no baseline yet ($BASE/runs.csv does not exist): nothing to compare."
             echo "regress: make one with 'make bench' then 'scripts/make-baseline.sh', and commit $BASE/."
             exit 0; }
-        A_REV=$($PY scripts/regress-ab baseline-rev "$BASE/runs.csv") || exit 2
+        A_REV=$($PY scripts/stmbench ab baseline-rev "$BASE/runs.csv") || exit 2
     fi
     command -v git >/dev/null || fallback "git is not installed"
     git rev-parse --git-dir >/dev/null 2>&1 || fallback "this is not a git checkout"
@@ -284,7 +284,7 @@ for k in 1 N COUNT MISS; do
     v=REGRESS_TOL_$k
     [ -n "${!v:-}" ] && tols+=("--tol-${k,,}" "${!v}")
 done
-$PY scripts/regress-ab verdict --a "$OUT/A.csv" --b "$OUT/B.csv" "${counts[@]}" \
+$PY scripts/stmbench ab verdict --a "$OUT/A.csv" --b "$OUT/B.csv" "${counts[@]}" \
     --meta "$OUT/meta.txt" --out "$OUT" "${hist[@]}" "${tols[@]}"
 status=$?
 [ $status -eq 2 ] && exit 2
@@ -316,7 +316,7 @@ PYEOF
         run_pairs $((SEED + 1000)) 0 "${ctimed[@]}"
         OUT=$OUT_SAVED
         cp "$OUT/meta.txt" "$COUT/meta.txt"
-        $PY scripts/regress-ab verdict --a "$COUT/A.csv" --b "$COUT/B.csv" \
+        $PY scripts/stmbench ab verdict --a "$COUT/A.csv" --b "$COUT/B.csv" \
             --meta "$COUT/meta.txt" --out "$COUT" "${tols[@]}" >"$COUT/verdict.txt"
         cstatus=$?
         [ $cstatus -eq 2 ] && exit 2

@@ -2,7 +2,9 @@
 # scripts/run-tests.sh BUILD - runs every cmocka test program in BUILD/tests and ends
 # with one summary line "N passed, M failed" (test cases, from cmocka's own counts).
 # Exits non-zero if any test case or program failed.
-# Then every tests/test_*.sh script (it prints cmocka's summary lines).
+# Then every tests/test_*.sh script (it prints cmocka's summary lines), and the Python
+# tests (tests/python/test_*.py: the results scripts, scripts/stmbench) with the standard
+# runner, `python3 -m unittest discover`, its counts turned into cmocka's summary words.
 # The STM protocol tests also run once under valgrind's memcheck, where wrgsbase is
 # unavailable (the runtime falls back to arch_prctl), pages are eager, and memory errors
 # fail the run; and once natively with STM_PAGES=eager (every granule a segment's own).
@@ -13,11 +15,13 @@ build=${1:-build/release}
 passed=0 failed=0 bad_progs=()
 runs=()
 for t in "$build"/tests/test_*; do
-    [ -x "$t" ] && runs+=("$t")
+    # only programs whose source is still there (not one left over from a removed test)
+    [ -x "$t" ] && [ -f "tests/$(basename "$t").c" ] && runs+=("$t")
 done
 for t in tests/test_*.sh; do
     [ -x "$t" ] && runs+=("script:$t")
 done
+runs+=("python:tests/python")
 runs+=("eager:$build/tests/test_stm" "valgrind:$build/tests/test_stm")
 dbg=${STM_DEBUG_BUILD:-}
 if [ -n "$dbg" ] && [ "$dbg" != "$build" ]; then
@@ -43,6 +47,20 @@ for t in "${runs[@]}"; do
         name="$(basename "$t") from MODE=debug (invariant asserts on)"
         echo "=== $name"
         timeout 600 "$t" >"$log" 2>&1
+        ;;
+    python:*)
+        t=${t#python:}
+        name="python unittest ($t)"
+        echo "=== $name"
+        STMBENCH=$build/stmbench timeout 900 /usr/bin/python3 -m unittest discover -s "$t" \
+            -t "$t" >"$log" 2>&1
+        py_rc=$?
+        n=$(sed -n 's/^Ran \([0-9]*\) tests\{0,1\} in .*/\1/p' "$log")
+        bad=$(grep -E '^FAILED \(' "$log" | grep -oE '(failures|errors)=[0-9]+' |
+              awk -F= '{s+=$2} END {print s+0}')
+        echo "[  PASSED  ] $(( ${n:-0} - bad )) test(s)." >>"$log"
+        [ "$bad" -gt 0 ] && echo "[  FAILED  ] $bad test(s), listed above." >>"$log"
+        (exit $py_rc)
         ;;
     script:*)
         t=${t#script:}

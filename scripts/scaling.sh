@@ -34,7 +34,8 @@
 # per second to one shared log that every thread reads, with about 45 ns of work per
 # append at 1 thread, at 1 and at T threads: the ceiling of any commit that appends to
 # one log, in this sitting) and SCALE_OUT/scaling.md (the table with the median of each,
-# then each round's ratios under its line transfer and log floor; also printed). Exit 0; 1 when a run failed (non-zero
+# then each round's ratios under its line transfer and log floor: `scripts/stmbench
+# scaling`; also printed). Exit 0; 1 when a run failed (non-zero
 # exit or a failed check: listed in SCALE_OUT/failures.txt, the rounds go on); 2 on bad
 # variables; 3 when the harness cannot be run.
 set -u
@@ -143,113 +144,9 @@ for r in $(seq 1 "$REPEAT"); do
 done
 
 [ -s "$OUT/runs.csv" ] || die 1 "no run succeeded (see $OUT/failures.txt)"
-/usr/bin/python3 - "$OUT/runs.csv" "$T" "$ncores" "$RUNTIMES" "$(IFS=';'; echo "${confs[*]}")" "$OUT/index.txt" "$OUT/transfer.csv" "$OUT/floor.csv" >"$OUT/scaling.md" <<'PY' || die 1 "the table could not be made"
-import csv, statistics, sys
-
-path, T, ncores, runtimes = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4].split()
-confs = [c.strip() for c in sys.argv[5].split(";") if c.strip()]
-conf_of = {}  # line number in runs.csv (the header is line 1) -> configuration index
-for line in open(sys.argv[6]):
-    n, i = line.split()
-    conf_of[int(n)] = int(i)
-by = {}
-per_round = {}  # (runtime, configuration, threads, round) -> ops/s
-with open(path, newline="") as f:
-    for n, r in enumerate(csv.DictReader(f), start=2):
-        if r.get("check") == "pass" and n in conf_of:
-            k = (r["runtime"], conf_of[n], int(r["threads"]))
-            by.setdefault(k, []).append(float(r["ops_per_s"]))
-            # round r runs with --seed r (above): the round of each row
-            per_round[k + (int(r["seed"]),)] = float(r["ops_per_s"])
-
-
-def fmt(x):
-    return "%.2f M" % (x / 1e6)
-
-
-print("# %d threads over 1 thread, side by side" % T)
-print()
-print("Medians of the rounds (ops/s; interp: bytecodes/s). %d cores seen by hwloc%s." % (
-    ncores, "" if T <= ncores else
-    "; **%d threads is more than the cores: these timings mean nothing**" % T))
-print()
-xfer = []
-xfer_of = {}  # round -> ns
-with open(sys.argv[7], newline="") as f:
-    for r in csv.DictReader(f):
-        if r["line_transfer_ns"]:
-            xfer.append(float(r["line_transfer_ns"]))
-            xfer_of[int(r["round"])] = float(r["line_transfer_ns"])
-if xfer:
-    print("Cross-core line transfer, one way (`stmbench --line-transfer`, before each "
-          "round): median %.0f ns; rounds: %s ns." % (
-              statistics.median(xfer), ", ".join("%.0f" % x for x in xfer)))
-else:
-    print("Cross-core line transfer: not measured (see transfer.csv).")
-print()
-fl = []
-floor_of = {}  # round -> ratio
-with open(sys.argv[8], newline="") as f:
-    for r in csv.DictReader(f):
-        if r["ratio"]:
-            fl.append((float(r["ratio"]), float(r["ns_per_op_1"])))
-            floor_of[int(r["round"])] = float(r["ratio"])
-if fl:
-    print("Floor of one shared log (`stmbench --log-floor --threads %d`: every op appends a "
-          "record that every thread reads, %.0f ns per op at 1 thread): ×%.2f at %d threads "
-          "(median of the rounds; rounds: %s). No commit that appends to one log scales "
-          "past it in this sitting." % (
-              T, statistics.median(x[1] for x in fl), statistics.median(x[0] for x in fl), T,
-              ", ".join("×%.2f" % x[0] for x in fl)))
-else:
-    print("Floor of one shared log: not measured (see floor.csv).")
-print()
-first = runtimes[0]
-cols = ["configuration", "runtime", "1 thread", "%d threads" % T, "%dT/1T" % T,
-        "%dT runs (min-max)" % T]
-if len(runtimes) > 1:
-    cols.append("%s ÷ runtime at %dT" % (first, T))
-print("| " + " | ".join(cols) + " |")
-print("|" + "---|" * len(cols))
-for ci, conf in enumerate(confs):
-    base = by.get((first, ci, T))
-    for rt in runtimes:
-        one, many = by.get((rt, ci, 1)), by.get((rt, ci, T))
-        if not one or not many:
-            cells = [conf, rt, "-", "-", "-", "-"] + (["-"] if len(runtimes) > 1 else [])
-        else:
-            m1, mT = statistics.median(one), statistics.median(many)
-            cells = [conf, rt, fmt(m1), fmt(mT), "×%.2f" % (mT / m1),
-                     "%s-%s" % (fmt(min(many)), fmt(max(many)))]
-            if len(runtimes) > 1:
-                cells.append("%.2f" % (statistics.median(base) / mT) if base else "-")
-        print("| " + " | ".join(cells) + " |")
-
-# Round by round: a round's 1-thread and T-thread runs of a configuration ran one after
-# the other, so their ratio belongs to one stretch of the sitting, and the round's line
-# transfer and log floor (measured just before it) say what that stretch allowed.
-rounds = sorted({k[3] for k in per_round} | set(xfer_of) | set(floor_of))
-print()
-print("## Round by round")
-print()
-print("%dT/1T of each round (its two runs ran one after the other), under the round's "
-      "line transfer and log floor (measured before it): on a VM whose transfer time "
-      "changes between stretches of a sitting, the ratios follow it." % T)
-print()
-print("| | " + " | ".join("round %d" % x for x in rounds) + " |")
-print("|---|" + "---|" * len(rounds))
-print("| line transfer | " + " | ".join(
-    "%.0f ns" % xfer_of[x] if x in xfer_of else "-" for x in rounds) + " |")
-print("| log floor %dT/1T | " % T + " | ".join(
-    "×%.2f" % floor_of[x] if x in floor_of else "-" for x in rounds) + " |")
-for ci, conf in enumerate(confs):
-    for rt in runtimes:
-        cells = []
-        for x in rounds:
-            one, many = per_round.get((rt, ci, 1, x)), per_round.get((rt, ci, T, x))
-            cells.append("×%.2f" % (many / one) if one and many else "-")
-        print("| %s, %s | " % (conf, rt) + " | ".join(cells) + " |")
-PY
+/usr/bin/python3 scripts/stmbench scaling "$OUT" --threads "$T" --cores "$ncores" \
+    --runtimes "$RUNTIMES" --configs "$(IFS=';'; echo "${confs[*]}")" >"$OUT/scaling.md" ||
+    die 1 "the table could not be made"
 cat "$OUT/scaling.md"
 if [ "$nfail" -gt 0 ]; then
     echo "scaling: $nfail runs failed (see $OUT/failures.txt)" >&2

@@ -17,13 +17,15 @@ case $build in /*) bin=$build/stmbench ;; *) bin=$root/$build/stmbench ;; esac
 PY=/usr/bin/python3
 . tests/checks.sh      # $tmp, check, checks_summary
 report() { "$PY" scripts/report_machines.py "$@"; }
-# make bench in a copy of scripts/, so that results/ is the copy's, never this tree's.
+# make bench in a copy of scripts/ (and of the lists they read: runtime/runtimes.h,
+# harness/columns.h), so that results/ is the copy's, never this tree's.
 tree=$tmp/tree
-mkdir -p "$tree" && cp -r scripts "$tree/" || exit 1
+mkdir -p "$tree/runtime" "$tree/harness" && cp -r scripts "$tree/" &&
+    cp runtime/runtimes.h "$tree/runtime/" && cp harness/columns.h "$tree/harness/" || exit 1
 bench() {
     (cd "$tree" && env STMBENCH="$bin" BENCH_RUNTIMES="seq mutex" BENCH_WORKLOADS=bank \
         BENCH_DURATION=0.05 BENCH_REPEAT=1 BENCH_SWEEP=0 BENCH_PIN= BENCH_ARGS= \
-        BENCH_THREADS= BENCH_OUT= BENCH_MACHINE=testbox PLOTS_DUMB=0 "$@" scripts/bench.sh) \
+        BENCH_THREADS= BENCH_OUT= BENCH_MACHINE=testbox "$@" scripts/bench.sh) \
         >"$tmp/out" 2>&1
 }
 

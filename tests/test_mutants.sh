@@ -37,7 +37,8 @@ r=0
 check "code marked not counted is not mutated" $r "toy_apart has points"
 
 got=$(cd scripts && "$PY" - "$OLDPWD/$fx" <<'EOP'
-import sys, mutants, sync_cost as sc
+import sys
+from stmbench import mutants, sync_cost as sc
 v = sc.Variant(sys.argv[1], "workloads/toy_locks.c")
 pts = mutants.locks_points(v)
 raw = v.raw["workloads/toy_locks.c"]

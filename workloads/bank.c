@@ -1,6 +1,7 @@
 /*
  * workloads/bank.c - the bank workload, written once against runtime/sync.h and
- * compiled for seq, mutex, gil and stm (its fine-grained locks variant is bank_locks.c).
+ * compiled for every runtime of build cc or gnutm in runtime/runtimes.h's list (its
+ * fine-grained locks variant is bank_locks.c).
  *
  * Accounts are shared-heap objects; the array of references to them is plain memory
  * written only in setup and read-only afterwards. An atomic block runs --ops-per-tx

@@ -1,8 +1,8 @@
 /*
  * workloads/compose.c - the compose workload (workloads/lib/compose_common.h: what it
  * does, its invariants K1, L1, L2 and its checks), written once against
- * runtime/sync.h and compiled for seq, mutex, gil, stm, htm and itm. Its `locks`
- * variant is compose_locks.c.
+ * runtime/sync.h and compiled for every runtime of build cc or gnutm in
+ * runtime/runtimes.h's list. Its `locks` variant is compose_locks.c.
  *
  * What composing asks here: nothing but the block. A move is the hash map's delete
  * and the red-black tree's insert (or the tree's delete and the map's insert), a

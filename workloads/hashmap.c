@@ -1,6 +1,7 @@
 /*
  * workloads/hashmap.c - a chained hash map of integer keys (lookup, insert, delete),
- * written once against runtime/sync.h and compiled for seq, mutex, gil and stm.
+ * written once against runtime/sync.h and compiled for every runtime of build cc or
+ * gnutm in runtime/runtimes.h's list.
  * The `locks` variant (per-bucket locks) is hashmap_locks.c.
  *
  * Shared state: one heap object per bucket (the chain head) and the chain nodes. The

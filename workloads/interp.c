@@ -1,7 +1,7 @@
 /*
  * workloads/interp.c - the interp workload (a stack bytecode interpreter whose objects
  * live in the shared heap) for the runtimes that synchronise through atomic blocks:
- * every runtime of build cc or gnutm in runtime/runtimes.h (seq, mutex, gil, stm, itm).
+ * every runtime of build cc or gnutm in runtime/runtimes.h's list.
  * Everything is in workloads/interp/vm.h; this copy needs no
  * locks of its own, so its hooks are empty: under seq the VM is the plain C loop.
  * The per-object-lock variant is workloads/interp_locks.c.

@@ -1,6 +1,7 @@
 /*
  * workloads/rbtree.c - a red-black tree of integer keys (lookup, insert, delete),
- * written once against runtime/sync.h and compiled for seq, mutex, gil and stm.
+ * written once against runtime/sync.h and compiled for every runtime of build cc or
+ * gnutm in runtime/runtimes.h's list.
  * The fine-grained `locks` variant is rbtree_locks.c.
  *
  * Shared state: one tree object (the root reference) and the nodes; nothing else is

@@ -3,7 +3,7 @@
  * workload shares.
  *
  * A workload file (`workloads/<name>.c`) includes runtime/sync.h and is compiled once
- * per runtime of runtime/runtimes.h (seq, mutex, gil, stm, and itm where gcc
+ * per runtime of build cc or gnutm in runtime/runtimes.h's list (gnutm where gcc
  * -fgnu-tm is); for a runtime of build `variant` (locks) its variant
  * `workloads/<name>_<runtime>.c` is compiled instead.
  * Each compiled copy exports one descriptor named `<name>__<runtime>` with
