@@ -278,9 +278,13 @@ abort_naming_other(struct stm_seg *s, uintptr_t off, int owner, enum sync_abort_
  * (its segment and block) and from where (the run's validate field: its location at its
  * first write of the object), as validation names a writer (log.c). Left in conf_other_*
  * for stm_abort; returns that segment, or -1 when no linked entry of that revision
- * writes obj (a private commit's or a recycled object's word). The entries after our
- * rev are linked before the words that name their rev (the release after the link) and
- * are not freed while we are active at our rev (I4): the walk reads immutable entries. */
+ * writes obj, or none is linked yet. A written object's word names its rev only after
+ * the link (the release in commit_release); an unclaimed recycled object's word gets it
+ * before, but that object is nobody's yet (I7) and its run does not validate; a private
+ * commit's word names its snapshot, so the entry there, if it wrote obj too, is named
+ * instead (a commit after our snapshot all the same). Entries after our rev are not
+ * freed while we are active at our rev (I4): the walk reads immutable entries, reached
+ * through acquire loads of `next`. */
 static int committed_writer(struct stm_seg *s, uintptr_t obj, uint64_t rev)
 {
     const struct log_entry *e = s->last;
