@@ -2856,6 +2856,412 @@ static void test_holder_enters_again_keeps_its_granule(void **state)
     rt_down();
 }
 
+/* ==== Unbacked writes (commit.c, "Unbacked writes" at _stm_write_slowpath) ====
+ * With B entered, A's first write of an object in a granule A alone holds takes no
+ * ownership and saves no backup. The tests step each way out of such a write: an abort
+ * while the granule is still A's (restored from segment 0), a first read by B while
+ * A's abort copies (B waits), an abort after B took the granule (the granule brought
+ * back to A's snapshot), a commit after B took the granule and committed the object
+ * (A's late backup finds B's commit), and the inevitability taken after such a write
+ * (backed and owned first). */
+
+/* An unbacked write, then an abort while the granule is A's alone: no ownership, no
+ * backup inside the attempt; the abort restores PX from segment 0 (1, not the 5 it
+ * wrote), the retry commits 11 privately. */
+static long ub_seen[2];
+static int ub_attempts, ub_owner_in_tx, ub_newest;
+static size_t ub_unbacked_in_tx, ub_backup_in_tx;
+static unsigned long ub_restores;
+static void *ub_a(void *arg)
+{
+    (void)arg;
+    enter(0);
+    SYNC_ATOMIC("test.ub.alloc") {
+        PX = SYNC_ALLOC(cell_t);
+        PX->v = 1;
+    }
+    unsigned long r0 = atomic_load(&stm_test_unbacked_restores);
+    SYNC_ATOMIC("test.ub.w") {
+        int k = ub_attempts++;
+        SYNC_READ(PX);
+        if (k < 2)
+            ub_seen[k] = PX->v;
+        SYNC_WRITE(PX);
+        PX->v = k == 0 ? 5 : PX->v + 10;
+        if (k == 0) {
+            ub_owner_in_tx = stm_debug_owner(PX);
+            ub_unbacked_in_tx = seg_of(0)->nunbacked;
+            ub_backup_in_tx = seg_of(0)->backup_len;
+            stm_debug_abort_self();
+        }
+    }
+    ub_restores = atomic_load(&stm_test_unbacked_restores) - r0;
+    ub_newest = atomic_load(&seg_of(0)->newest) != NULL;
+    sem_post(&s_b);
+    sync_runtime_stm.thread_exit(&st_a);
+    return NULL;
+}
+static void *ub_b(void *arg)
+{
+    (void)arg;
+    enter(1);
+    sem_wait(&s_b);
+    sync_runtime_stm.thread_exit(&st_b);
+    return NULL;
+}
+static void test_unbacked_write_then_abort(void **state)
+{
+    (void)state;
+    rt_up(2);
+    LAZY_ONLY();
+    ub_attempts = 0;
+    run2(ub_a, ub_b);
+    assert_int_equal(ub_attempts, 2);
+    assert_int_equal(ub_owner_in_tx, -1);        /* no ownership taken */
+    assert_int_equal(ub_unbacked_in_tx, 1);
+    assert_int_equal(ub_backup_in_tx, 0);        /* no backup saved */
+    assert_int_equal(ub_seen[0], 1);
+    assert_int_equal(ub_seen[1], 1);             /* restored from segment 0 */
+    assert_int_equal(ub_restores, 1);
+    assert_int_equal(committed_v(PX), 11);
+    assert_int_equal(ub_newest, 0);              /* both commits private */
+    assert_int_equal(gs_kind_of(PX), GS_PRIV);
+    rt_down();
+}
+
+/* A first read while the owner's abort copies its unbacked write back: A writes PX = 9
+ * and aborts; its restore parks after its handshake, before its copy. B's first read of
+ * PX must wait until A's privseq changes (a commit of B's to PX could otherwise land in
+ * segment 0 under A's copy), then see the committed 1. A's retry writes nothing. */
+static atomic_int rs_b_done;
+static int rs_attempts, rs_b_early;
+static long rs_seen;
+static void *rs_a(void *arg)
+{
+    (void)arg;
+    enter(0);
+    SYNC_ATOMIC("test.rs.alloc") {
+        PX = SYNC_ALLOC(cell_t);
+        PX->v = 1;
+    }
+    priv_arm = 1;
+    stm_test_restore_checked = priv_park;
+    SYNC_ATOMIC("test.rs.a") {
+        if (rs_attempts++ == 0) {
+            SYNC_WRITE(PX);
+            PX->v = 9;
+            stm_debug_abort_self();
+        }
+    }
+    stm_test_restore_checked = NULL;
+    sync_runtime_stm.thread_exit(&st_a);
+    return NULL;
+}
+static void *rs_b(void *arg)
+{
+    (void)arg;
+    enter(1);
+    sem_wait(&s_b);
+    SYNC_ATOMIC("test.rs.b") {
+        SYNC_READ(PX);
+        rs_seen = PX->v;        /* takes the granule: waits for A's restore */
+    }
+    atomic_store(&rs_b_done, 1);
+    sync_runtime_stm.thread_exit(&st_b);
+    return NULL;
+}
+static void *rs_main(void *arg)
+{
+    (void)arg;
+    sem_wait(&s_main);          /* A's restore checked its granule and parks */
+    sem_post(&s_b);
+    usleep(50 * 1000);
+    rs_b_early = atomic_load(&rs_b_done);
+    sem_post(&s_a);
+    return NULL;
+}
+static void test_fill_waits_for_unbacked_restore(void **state)
+{
+    (void)state;
+    rt_up(2);
+    LAZY_ONLY();
+    rs_attempts = 0;
+    atomic_store(&rs_b_done, 0);
+    pthread_t tm;
+    pthread_create(&tm, NULL, rs_main, NULL);
+    run2(rs_a, rs_b);
+    pthread_join(tm, NULL);
+    assert_int_equal(rs_attempts, 2);
+    assert_int_equal(rs_b_early, 0);     /* B waited in its fill */
+    assert_int_equal(rs_seen, 1);
+    assert_int_equal(committed_v(PX), 1);
+    assert_int_equal(gs_kind_of(PX), GS_SHARED);
+    rt_down();
+}
+
+/* The owner's abort after another thread took the granule: A reads p (its own, = 1),
+ * writes 5 there (unbacked) and parks inside its block; B's first read takes p's
+ * granule and, in round 2, B commits p = 7 (an entry); then A aborts. Its restore must
+ * find the granule taken and bring it back whole to A's snapshot (a refill, which in
+ * round 2 undoes B's entry); A's retry then reads 1 (round 1), or 7 after importing
+ * B's entry (round 2). Round 1 uses PX, round 2 PX2 (another granule, still A's). */
+static int rf_round, rf_k;
+static long rf_seen[2], rf_b_seen[2];
+static unsigned long rf_refills;
+static void *rf_a(void *arg)
+{
+    (void)arg;
+    enter(0);
+    SYNC_ATOMIC("test.rf.alloc") {
+        PX = SYNC_ALLOC(cell_t);
+        PX->v = 1;
+        (void)sync_alloc(100 * 1024); /* PX2 lands in another granule */
+        PX2 = SYNC_ALLOC(cell_t);
+        PX2->v = 1;
+    }
+    unsigned long r0 = atomic_load(&stm_test_refills);
+    for (rf_round = 0; rf_round < 2; rf_round++) {
+        rf_k = 0;
+        SYNC_ATOMIC("test.rf.a") {
+            int k = rf_k++;
+            cell_ref p = rf_round ? PX2 : PX;
+            SYNC_READ(p);
+            long v = p->v;
+            if (k == 0) {
+                SYNC_WRITE(p);
+                p->v = 5;
+                sem_post(&s_b);     /* B: take the granule */
+                sem_wait(&s_a);
+                stm_debug_abort_self();
+            }
+            rf_seen[rf_round] = v;
+        }
+    }
+    rf_refills = atomic_load(&stm_test_refills) - r0;
+    sync_runtime_stm.thread_exit(&st_a);
+    return NULL;
+}
+static void *rf_b(void *arg)
+{
+    (void)arg;
+    enter(1);
+    for (int round = 0; round < 2; round++) {
+        sem_wait(&s_b);
+        SYNC_ATOMIC("test.rf.b") {
+            cell_ref p = round ? PX2 : PX;
+            SYNC_READ(p);
+            rf_b_seen[round] = p->v;
+            if (round == 1) {
+                SYNC_WRITE(p);
+                p->v = 7;
+            }
+        }
+        sem_post(&s_a);
+    }
+    sync_runtime_stm.thread_exit(&st_b);
+    return NULL;
+}
+static void test_unbacked_abort_after_taken_refills(void **state)
+{
+    (void)state;
+    rt_up(2);
+    LAZY_ONLY();
+    run2(rf_a, rf_b);
+    assert_int_equal(rf_b_seen[0], 1);
+    assert_int_equal(rf_b_seen[1], 1);
+    assert_int_equal(rf_refills, 2);
+    assert_int_equal(rf_seen[0], 1);     /* not A's 5: the granule was refilled */
+    assert_int_equal(rf_seen[1], 7);
+    assert_int_equal(st_a.aborts[SYNC_ABORT_OTHER], 2);
+    assert_int_equal(committed_v(PX), 1);
+    assert_int_equal(committed_v(PX2), 7);
+    rt_down();
+}
+
+/* The owner's commit after another thread took the granule and committed the object: A
+ * reads and writes PX (its own, unbacked, 1 -> 2) and parks; B takes the granule and
+ * commits PX = 101 (an entry). A's commit is no longer private: its late backup takes
+ * PX's ownership and finds B's revision in the word (its validation would find B's
+ * entry too): a read-write abort naming B and PX. The retry reads 101 and commits 102
+ * (B, then A). */
+static int lb_k;
+static void *lb_a(void *arg)
+{
+    (void)arg;
+    enter(0);
+    SYNC_ATOMIC("test.lc.alloc") {
+        PX = SYNC_ALLOC(cell_t);
+        PX->v = 1;
+    }
+    lb_k = 0;
+    SYNC_ATOMIC("test.lc.a") {
+        int k = lb_k++;
+        SYNC_READ(PX);
+        long v = PX->v;
+        SYNC_WRITE(PX);
+        PX->v = v + 1;
+        if (k == 0) {
+            sem_post(&s_b);     /* B: take PX's granule and commit PX */
+            sem_wait(&s_a);
+        }
+    }
+    sync_runtime_stm.thread_exit(&st_a);
+    return NULL;
+}
+static void *lb_b(void *arg)
+{
+    (void)arg;
+    enter(1);
+    sem_wait(&s_b);
+    SYNC_ATOMIC("test.lc.b") {
+        SYNC_READ(PX);
+        long v = PX->v;
+        SYNC_WRITE(PX);
+        PX->v = v + 100;
+    }
+    sem_post(&s_a);
+    sync_runtime_stm.thread_exit(&st_b);
+    return NULL;
+}
+static void test_unbacked_commit_after_taken(void **state)
+{
+    (void)state;
+    rt_up(2);
+    LAZY_ONLY();
+    run2(lb_a, lb_b);
+    assert_int_equal(lb_k, 2);
+    assert_int_equal(committed_v(PX), 102);
+    assert_int_equal(st_a.aborts[SYNC_ABORT_READ_WRITE], 1);
+    assert_int_equal(st_a.nconflicts, 1);
+    assert_int_equal(st_a.conflicts[0].other, 1);
+    assert_int_equal(st_a.conflicts[0].object, (uintptr_t)PX);
+    assert_int_equal(gs_kind_of(PX), GS_SHARED);
+    rt_down();
+}
+
+/* The same with B's transaction still running: B takes the granule, writes PX (it owns
+ * it: the granule is shared now) and parks. A's late backup finds PX owned by B: A
+ * aborts (write-write, naming B) and waits for B, whose commit then goes through
+ * untouched (101); A's retry commits 102. Without the late ownership A would commit 2
+ * through the lock, unseen by B until B's validation: B would be the one to abort. */
+static int lo_k, lo_bk;
+static void *lo_a(void *arg)
+{
+    (void)arg;
+    enter(0);
+    SYNC_ATOMIC("test.lo.alloc") {
+        PX = SYNC_ALLOC(cell_t);
+        PX->v = 1;
+    }
+    lo_k = 0;
+    SYNC_ATOMIC("test.lo.a") {
+        int k = lo_k++;
+        SYNC_READ(PX);
+        long v = PX->v;
+        SYNC_WRITE(PX);
+        PX->v = v + 1;
+        if (k == 0) {
+            sem_post(&s_b);     /* B: take PX's granule, write PX, park */
+            sem_wait(&s_a);
+        }
+    }
+    sync_runtime_stm.thread_exit(&st_a);
+    return NULL;
+}
+static void *lo_b(void *arg)
+{
+    (void)arg;
+    enter(1);
+    sem_wait(&s_b);
+    lo_bk = 0;
+    SYNC_ATOMIC("test.lo.b") {
+        int k = lo_bk++;
+        SYNC_READ(PX);
+        long v = PX->v;
+        SYNC_WRITE(PX);
+        PX->v = v + 100;
+        if (k == 0) {
+            sem_post(&s_a);     /* A: commit while we own PX */
+            usleep(50 * 1000);
+        }
+    }
+    sync_runtime_stm.thread_exit(&st_b);
+    return NULL;
+}
+static void test_unbacked_commit_meets_the_takers_ownership(void **state)
+{
+    (void)state;
+    rt_up(2);
+    LAZY_ONLY();
+    run2(lo_a, lo_b);
+    assert_int_equal(committed_v(PX), 102);
+    assert_int_equal(lo_k, 2);
+    assert_int_equal(lo_bk, 1);                  /* B never aborted */
+    assert_int_equal(st_a.aborts[SYNC_ABORT_WRITE_WRITE], 1);
+    assert_int_equal(st_a.nconflicts, 1);
+    assert_int_equal(st_a.conflicts[0].other, 1);
+    assert_int_equal(st_a.conflicts[0].object, (uintptr_t)PX);
+    rt_down();
+}
+
+/* The inevitability after an unbacked write: A writes PX (its own, unbacked) and becomes
+ * inevitable, which backs the write and takes PX's ownership first (an inevitable
+ * transaction cannot abort, and B may take the granule while it runs). B then takes the
+ * granule and writes PX: A owns it, so B aborts (write-write) and waits; after A's
+ * commit B's retry reads A's 2 and commits 12. */
+static int iw_owner, iw_k;
+static size_t iw_unbacked;
+static void *iw_a(void *arg)
+{
+    (void)arg;
+    enter(0);
+    SYNC_ATOMIC("test.iw.alloc") {
+        PX = SYNC_ALLOC(cell_t);
+        PX->v = 1;
+    }
+    SYNC_ATOMIC("test.iw.a") {
+        SYNC_WRITE(PX);
+        PX->v = 2;
+        sync_inevitable();
+        iw_owner = stm_debug_owner(PX);
+        iw_unbacked = seg_of(0)->nunbacked;
+        sem_post(&s_b);         /* B: take the granule and write PX */
+        usleep(50 * 1000);
+    }
+    sync_runtime_stm.thread_exit(&st_a);
+    return NULL;
+}
+static void *iw_b(void *arg)
+{
+    (void)arg;
+    enter(1);
+    sem_wait(&s_b);
+    iw_k = 0;
+    SYNC_ATOMIC("test.iw.b") {
+        iw_k++;
+        SYNC_READ(PX);
+        long v = PX->v;
+        SYNC_WRITE(PX);
+        PX->v = v + 10;
+    }
+    sync_runtime_stm.thread_exit(&st_b);
+    return NULL;
+}
+static void test_unbacked_write_then_inevitable(void **state)
+{
+    (void)state;
+    rt_up(2);
+    LAZY_ONLY();
+    run2(iw_a, iw_b);
+    assert_int_equal(iw_owner, 0);               /* A owns PX once inevitable */
+    assert_int_equal(iw_unbacked, 0);
+    assert_int_equal(committed_v(PX), 12);
+    assert_int_equal(iw_k, 2);
+    assert_int_equal(st_b.aborts[SYNC_ABORT_WRITE_WRITE], 1);
+    assert_int_equal(st_b.aborts[SYNC_ABORT_INEVITABLE], 0);
+    rt_down();
+}
+
 /* MODE=debug: the invariant asserts are compiled in and fire (a release build has
  * none: the test then checks nothing and is skipped). */
 #ifdef STMBENCH_DEBUG
@@ -3024,6 +3430,12 @@ int main(void)
         cmocka_unit_test(test_private_free_not_reused_under_reader),
         cmocka_unit_test(test_closing_waits_for_logged_late_copies),
         cmocka_unit_test(test_holder_enters_again_keeps_its_granule),
+        cmocka_unit_test(test_unbacked_write_then_abort),
+        cmocka_unit_test(test_fill_waits_for_unbacked_restore),
+        cmocka_unit_test(test_unbacked_abort_after_taken_refills),
+        cmocka_unit_test(test_unbacked_commit_after_taken),
+        cmocka_unit_test(test_unbacked_commit_meets_the_takers_ownership),
+        cmocka_unit_test(test_unbacked_write_then_inevitable),
         cmocka_unit_test(test_depot_hands_frees_to_another_thread),
         cmocka_unit_test(test_depot_takes_private_frees),
         cmocka_unit_test(test_leaving_a_block_open_is_caught),

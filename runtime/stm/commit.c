@@ -53,7 +53,9 @@ void (*stm_test_before_ask)(void);
 void (*stm_test_linked_in_window)(void);
 void (*stm_test_private_prechecked)(void);
 void (*stm_test_private_checked)(void);
+void (*stm_test_restore_checked)(void);
 _Atomic unsigned long stm_test_private_commits;
+_Atomic unsigned long stm_test_unbacked_restores;
 #endif
 
 static uint64_t ticks_to_ns(uint64_t t)
@@ -89,13 +91,81 @@ SYNC_NOINLINE void stm_chaos_step(struct stm_seg *s)
 
 /* ------------------------------------------------------------------ aborts */
 
+/* Do the granules of [off, off+len) belong to s alone (GS_PRIV)? */
+static inline int run_private(const struct stm_seg *s, uintptr_t off, size_t len,
+                              memory_order mo)
+{
+    uint64_t mine = gs_word(GS_PRIV, s->idx, 0);
+    size_t g1 = granule_of(off + (len ? len : 1) - 1);
+    for (size_t g = granule_of(off); g <= g1; g++)
+        if (atomic_load_explicit(&G.gshare[g], mo) != mine)
+            return 0;
+    return 1;
+}
+
+
 static void stm_unclaim(struct stm_seg *s);
+
+/*
+ * An aborting attempt's unbacked writes (_stm_write_slowpath) back to its snapshot. Their
+ * granules were ours alone when written. While one still is, nobody else writes its
+ * bytes in segment 0, which hold our last commit of them: our snapshot (every commit of
+ * ours is at or before our rev). The Dekker pair of commit_private keeps it so during
+ * the copies: privseq odd (seq_cst store), then the granules' words again (seq_cst
+ * loads); a filler that closes one after that sees privseq odd and waits until it
+ * changes (pages.c, close_private), and one that closed it before is seen here. A
+ * granule taken from us since is brought back whole as a fill would bring it in
+ * (stm_refill_granule), once privseq is even again: the refill waits for others'
+ * copies and takes the lock, and nothing may wait with privseq odd.
+ */
+#define REFILL (NO_BACKUP - 1) /* ws_entry.backup_at: its granule was taken, refill it */
+static void restore_unbacked(struct stm_seg *s)
+{
+    uint64_t v = atomic_load_explicit(&s->privseq, memory_order_relaxed); /* our own */
+    STM_ASSERT(!(v & 1), "privseq is even outside our handshakes");
+    /* seq_cst: our half of the Dekker pair (as in commit_private) */
+    atomic_store_explicit(&s->privseq, v + 1, memory_order_seq_cst);
+    size_t refills = 0;
+    for (size_t i = 0; i < s->nws; i++) {
+        struct ws_entry *w = &s->ws[i];
+        if (w->backup_at != NO_BACKUP)
+            continue;
+        if (run_private(s, w->off, w->size, memory_order_seq_cst)) {
+            STM_TEST_HOOK(restore_checked);
+            copy_bytes(s->base + w->off, G.base + w->off, w->size); /* segment 0 */
+#ifdef STM_TEST_HOOKS
+            /* relaxed: a count read after the threads are joined */
+            atomic_fetch_add_explicit(&stm_test_unbacked_restores, 1, memory_order_relaxed);
+#endif
+        } else {
+            w->backup_at = REFILL;
+            refills++;
+        }
+    }
+    /* release: pairs with a waiting filler's acquire; our copies are in our segment
+     * only, so it orders nothing of theirs */
+    atomic_store_explicit(&s->privseq, v + 2, memory_order_release);
+    size_t done = SIZE_MAX; /* the granule refilled last: objects of one granule in a row */
+    for (size_t i = 0; refills && i < s->nws; i++) {
+        struct ws_entry *w = &s->ws[i];
+        if (w->backup_at != REFILL)
+            continue;
+        size_t g1 = granule_of(w->off + w->size - 1);
+        for (size_t g = granule_of(w->off); g <= g1; g++)
+            if (g != done) {
+                stm_refill_granule(s, g);
+                done = g;
+            }
+    }
+}
 
 static void release_ownership_restore(struct stm_seg *s)
 {
     /* Undo in reverse order: the oldest backup of an object wins. */
     for (size_t i = s->nws; i-- > 0;) {
         struct ws_entry *w = &s->ws[i];
+        if (w->backup_at == NO_BACKUP)
+            continue;   /* unbacked: restore_unbacked, below */
         memcpy(s->base + w->off, s->backup + w->backup_at, w->size);
         /* release: pairs with the acquire CAS/load of the next owner; the restored
          * bytes are in our own segment only, so the order matters for I3 alone. */
@@ -106,6 +176,8 @@ static void release_ownership_restore(struct stm_seg *s)
         if (w->saved != NOT_OWNED)
             atomic_store_explicit(wlock_slot(w->off), w->saved, memory_order_release);
     }
+    if (s->nunbacked)
+        restore_unbacked(s);
 }
 
 /* An aborting attempt's rollback: its entry, claims and writes given back, its
@@ -315,16 +387,15 @@ abort_read_stale(struct stm_seg *s, uintptr_t off, uint64_t rev)
 }
 
 /* An object we took from others' reach (its word was not NOT_OWNED): counts it owned
- * and records who took it and from where, in its write-set entry (the last one, just
- * pushed) and in wwhere, for the conflicts a later writer (wwhere) or a validating reader
+ * and records who took it and from where, in its write-set entry (ws[i]) and in wwhere, for the conflicts a later writer (wwhere) or a validating reader
  * (our entry's run) may have with us. Out of line: a thread alone takes nothing and keeps
  * its path as short as without conflict analysis. Relaxed: hints for the conflict log,
  * ordered by nothing. */
-static SYNC_NOINLINE void record_taker(struct stm_seg *s, uintptr_t off)
+static SYNC_NOINLINE void record_taker(struct stm_seg *s, size_t i, uintptr_t off)
 {
     uint64_t mine = (uint64_t)s->idx;
     uint32_t where = sync_where_of(off);
-    s->ws[s->nws - 1].where = where;
+    s->ws[i].where = where;
     s->nowned++;
     atomic_store_explicit(wwhere_slot(off), mine | (uint64_t)where << 16, memory_order_relaxed);
     if (atomic_load_explicit(&s->wsite, memory_order_relaxed) != s->site)
@@ -355,8 +426,9 @@ SYNC_INLINE void ask_owner(struct stm_seg *s, uintptr_t off, uint64_t owner, int
 
 /* Takes the ownership of the object at off (I3) where others may write it, aborting on
  * a conflict (an inevitable transaction waits for the owner instead). Returns the
- * ownership word before (NOT_OWNED: not taken, nobody to conflict with). */
-SYNC_INLINE uint64_t take_ownership(struct stm_seg *s, uintptr_t off)
+ * ownership word before (NOT_OWNED: not taken, nobody to conflict with). `force`: take
+ * it even when alone (a late backup, below). */
+SYNC_INLINE uint64_t take_ownership(struct stm_seg *s, uintptr_t off, int force)
 {
     _Atomic uint64_t *slot = wlock_slot(off);
     uint64_t mine = (uint64_t)s->idx;
@@ -366,7 +438,7 @@ SYNC_INLINE uint64_t take_ownership(struct stm_seg *s, uintptr_t off)
      * validation alone (a write implies a read, I5). A thread alone has nobody to
      * conflict with, so it skips the CAS and never touches the word (relaxed: a
      * thread entering meanwhile is caught by validation). */
-    if (atomic_load_explicit(&G.nactive, memory_order_relaxed) > 1 || G.chaos ||
+    if (force || atomic_load_explicit(&G.nactive, memory_order_relaxed) > 1 || G.chaos ||
         s->inevitable)
         /* acquire: pairs with the release store that gave the object up */
         w = atomic_load_explicit(slot, memory_order_acquire);
@@ -407,6 +479,18 @@ SYNC_INLINE uint64_t take_ownership(struct stm_seg *s, uintptr_t off)
     return w;
 }
 
+/*
+ * Unbacked writes. With others entered, the first write of an object whose granules we
+ * alone hold (GS_PRIV of ours; a relaxed look, a hint) takes no ownership and saves no
+ * backup: nobody else reads or writes those bytes before taking the granule, which
+ * every path below looks at again, and segment 0 holds them at our snapshot. A private
+ * commit needs neither (commit_private); an abort copies the object back from segment 0
+ * (restore_unbacked); a commit that is not private (it wrote shared data too, or a
+ * filler took a granule meanwhile) and a transaction about to become inevitable back
+ * them late (back_unbacked). The read marker is stored as for any write (I5): a filler
+ * that takes the granule and commits the object is then found by our validation. Not
+ * when alone (a backup is the cheaper undo there: nothing is looked at) nor inevitable.
+ */
 void _stm_write_slowpath(void __seg_gs *obj)
 {
     struct stm_seg *s = stm_me;
@@ -427,14 +511,54 @@ void _stm_write_slowpath(void __seg_gs *obj)
     uint32_t size = ((const struct sync_hdr __seg_gs *)obj)->size;
     ensure_accessible(off, size, 0);
 
-    uint64_t w = take_ownership(s, off);
-    push_backup(s, off, size, w); /* w = the word before we owned it */
-    if (w != NOT_OWNED)
-        record_taker(s, off);
+    /* relaxed: a hint (above); G.eager: nothing is private */
+    if (atomic_load_explicit(&G.nactive, memory_order_relaxed) > 1 && !s->inevitable &&
+        !G.eager && run_private(s, off, size, memory_order_relaxed)) {
+        push_unbacked(s, off, size);
+    } else {
+        uint64_t w = take_ownership(s, off, 0);
+        push_backup(s, off, size, w); /* w = the word before we owned it */
+        if (w != NOT_OWNED)
+            record_taker(s, s->nws - 1, off);
+    }
     STM_ASSERT(s->nowned <= s->nws, "I3: owned objects are among the written ones");
     stm_read_barrier(obj);        /* a write implies a read (I5) */
     ((struct sync_hdr __seg_gs *)obj)->flags &= ~STM_WB;
     stm_self.dirty = 1;
+}
+
+/*
+ * Makes the running attempt's unbacked writes ordinary ones, before a commit that is not
+ * private (its entry carries old bytes; its window wants every written object owned) or
+ * the inevitability (which never aborts, and whose granules others may take meanwhile).
+ * Each object's ownership is taken as the write barrier takes it, even alone: its word
+ * tells whether a filler committed it after our snapshot (a read-write abort) or holds
+ * it (a write-write one). Owned, with a word at or before our rev, its last commit is in
+ * our snapshot and that commit's copies into segment 0 have ended (an owner gives the
+ * word up after its late copies, with release, which our CAS acquires; a granule still
+ * ours was written by nobody else), and nobody else commits it until we let go: segment
+ * 0 holds it at our snapshot, and we copy it from there as its backup. The late backups
+ * land after the others: `backup` is then out of write-set order (stm_entry_build).
+ */
+static SYNC_NOINLINE void back_unbacked(struct stm_seg *s)
+{
+    for (size_t i = 0; s->nunbacked && i < s->nws; i++) {
+        if (s->ws[i].backup_at != NO_BACKUP)
+            continue;
+        uintptr_t off = s->ws[i].off;
+        uint32_t size = s->ws[i].size;
+        uint64_t w = take_ownership(s, off, 1);
+        if (SYNC_UNLIKELY(s->backup_len + size > s->backup_cap))
+            stm_grow_backup(s, size);
+        copy_bytes(s->backup + s->backup_len, G.base + off, size); /* segment 0 */
+        s->ws[i].backup_at = s->backup_len;
+        s->ws[i].saved = w;
+        s->backup_len += size;
+        s->backup_shuffled = 1;
+        s->nunbacked--;
+        if (w != NOT_OWNED)
+            record_taker(s, i, off);
+    }
 }
 /* --------------------------------------------------------- inevitability */
 
@@ -464,6 +588,8 @@ void _stm_become_inevitable(void)
         return;
     if (stm_self.depth == 0)
         stm_fatal("%s outside an atomic block", "sync_inevitable");
+    if (s->nunbacked)
+        back_unbacked(s); /* while we can still abort */
     for (;;) {
         wait_inevitable_gone(s);
         stm_commit_lock();
@@ -545,7 +671,8 @@ int _stm_begin(const char *site)
     STM_ASSERT(!stm_in_commit(s) && !s->inevitable && !s->building && !s->claimed,
                "begin: nothing left of the last one");
     STM_ASSERT(s->nws == 0 && s->nowned == 0 && s->nranges == 0 && s->nrecycled == 0 &&
-                   s->nfrees == 0 && s->ntx_chunks == 0 && s->backup_len == 0,
+                   s->nfrees == 0 && s->ntx_chunks == 0 && s->backup_len == 0 &&
+                   s->nunbacked == 0,
                "begin: the attempt's logs are empty");
     STM_ASSERT(!atomic_load_explicit(&s->publishing, memory_order_relaxed),
                "I2: publishing is 0 between transactions");
@@ -652,18 +779,6 @@ static inline void publish_run(struct stm_seg *s, uintptr_t off, size_t len)
 }
 
 /* ---------------------------------------------------------- private commits */
-
-/* Do the granules of [off, off+len) belong to s alone (GS_PRIV)? */
-static inline int run_private(const struct stm_seg *s, uintptr_t off, size_t len,
-                              memory_order mo)
-{
-    uint64_t mine = gs_word(GS_PRIV, s->idx, 0);
-    size_t g1 = granule_of(off + (len ? len : 1) - 1);
-    for (size_t g = granule_of(off); g <= g1; g++)
-        if (atomic_load_explicit(&G.gshare[g], mo) != mine)
-            return 0;
-    return 1;
-}
 
 /* Did the running transaction write, allocate and free only in granules s alone holds? */
 static int tx_private(const struct stm_seg *s, memory_order mo)
@@ -811,6 +926,8 @@ SYNC_INLINE int commit_prepare(struct stm_seg *s)
         TA_PHASE(TA_PUBLISH);
         return 1;
     }
+    if (s->nunbacked)
+        back_unbacked(s);
     /* acquire: pairs with the release store that linked the entry */
     if (atomic_load_explicit(&s->last->next, memory_order_acquire)) {
         TA_PHASE(TA_VALIDATE);

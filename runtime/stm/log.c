@@ -195,6 +195,7 @@ void stm_own_free_below(struct stm_seg *s, uint64_t min)
  * own every object it copies. */
 struct log_entry *stm_entry_build(struct stm_seg *s)
 {
+    STM_ASSERT(s->nunbacked == 0, "an entry carries every written object's old bytes");
     size_t nruns = s->nws + s->nranges + s->nrecycled;
     size_t bytes = 2 * s->backup_len; /* the written objects, new and old bytes */
     for (size_t i = 0; i < s->nranges; i++)
@@ -236,6 +237,13 @@ struct log_entry *stm_entry_build(struct stm_seg *s)
     e->new_bytes = (size_t)(data - (char *)(e->runs + nruns));
     STM_ASSERT(k == nruns && e->new_bytes + s->backup_len == bytes && need <= e->cap,
                "a log entry holds every run and its bytes");
-    copy_bytes(data, s->backup, s->backup_len);
+    if (!s->backup_shuffled) {
+        copy_bytes(data, s->backup, s->backup_len);
+    } else { /* late backups (commit.c, back_unbacked): in write-set order, one by one */
+        for (size_t i = 0; i < s->nws; i++) {
+            copy_bytes(data, s->backup + s->ws[i].backup_at, s->ws[i].size);
+            data += s->ws[i].size;
+        }
+    }
     return e;
 }

@@ -144,6 +144,7 @@ void (*stm_test_fill_waited)(void); /* tests only: stm_internal.h */
 void (*stm_test_fill_copied)(void);
 void (*stm_test_closing)(void);
 _Atomic unsigned long stm_test_closings;
+_Atomic unsigned long stm_test_refills;
 #endif
 
 /*
@@ -421,6 +422,35 @@ static void fill_copy(struct stm_seg *s, size_t first, size_t last)
     undo_newer(s);
     TA_TIMED_END();
     stm_commit_unlock();
+}
+
+/* An abort's restore of its unbacked writes in granule g (commit.c, "unbacked
+ * writes"), which another segment took from us after the writes: g, accessible and
+ * ours (G_OWN), is brought back to our snapshot exactly as a fill brings a granule in
+ * (segment 0's bytes once every copy of an entry we imported has ended, then every
+ * newer entry undone under the lock). Segment 0 holds our private commits to g, all
+ * at or before our rev, and every later change of g is an entry. Outside the lock
+ * (an abort never holds it); only s's thread calls this. */
+void stm_refill_granule(struct stm_seg *s, size_t g)
+{
+    STM_ASSERT(s == stm_me && s->gstate[g] == G_OWN, "I2: a refill is of a granule we hold");
+    STM_ASSERT(!stm_in_commit(s), "a refill takes the commit lock itself");
+    wait_imported_copies(s);
+    TA_TIMED_BEGIN(TA_UNSHARE);
+    racy_copy(seg_addr(s->idx, granule_off(g)), seg_addr(0, granule_off(g)), GRANULE);
+    s->gstate[g] = G_FILL;
+    TA_TIMED_END();
+    STM_TEST_HOOK(fill_copied);
+    stm_commit_lock();
+    TA_TIMED_BEGIN(TA_UNSHARE);
+    undo_newer(s);
+    TA_TIMED_END();
+    stm_commit_unlock();
+    s->gstate[g] = G_OWN;
+#ifdef STM_TEST_HOOKS
+    /* relaxed: a count read after the threads are joined */
+    atomic_fetch_add_explicit(&stm_test_refills, 1, memory_order_relaxed);
+#endif
 }
 
 /* Brings granules [g0, g1) of s up to date (see above). `fresh`: they belong to a chunk

@@ -108,6 +108,7 @@
 #define PAGE 4096ul
 #define CHUNK (64 * 1024ul)           /* bump-allocation chunk per thread */
 #define NOT_OWNED UINT64_MAX          /* ws_entry.saved: ownership was not taken */
+#define NO_BACKUP SIZE_MAX            /* ws_entry.backup_at: an unbacked write */
 /* Lazy pages: a segment's heap is brought in by granules (pages.c). */
 #define GRANULE CHUNK
 #define GRANULE_PAGES (GRANULE / PAGE)
@@ -222,7 +223,9 @@ struct ws_entry {          /* an object written by the running transaction */
     uint32_t where;        /* our location at the first write; set only where saved !=
                             * NOT_OWNED (read only there: ws_where) */
     uint64_t saved;        /* its ownership word before we took it */
-    size_t backup_at;      /* where its old bytes are in `backup` */
+    size_t backup_at;      /* where its old bytes are in `backup`; NO_BACKUP: none (a
+                            * write to a granule we alone hold: its old bytes are
+                            * segment 0's, commit.c, "unbacked writes") */
 };
 struct range { uintptr_t a, b; };
 struct chunk { uintptr_t off, size; };
@@ -259,7 +262,8 @@ struct stm_seg {
     _Atomic(const char *) wsite; /* the site of our transaction when it last took an
                                   * object's ownership (relaxed; read by a writer that
                                   * conflicts with it: conflict analysis, the other side) */
-    _Atomic uint64_t privseq;    /* odd while our private commit copies into segment 0
+    _Atomic uint64_t privseq;    /* odd while our private commit copies into segment 0,
+                                  * or an abort copies its unbacked writes back from it
                                   * (commit.c, commit_private): a filler taking one of our
                                   * granules waits for it to change (pages.c) */
     int idx;                     /* segment number, >= 1 for threads */
@@ -292,6 +296,8 @@ struct stm_seg {
     int commits_since_gc;
     struct ws_entry *ws; size_t nws, ws_cap;
     size_t nowned;               /* how many of ws took ownership (0 when alone) */
+    size_t nunbacked;            /* how many of ws are unbacked (NO_BACKUP) */
+    int backup_shuffled;         /* `backup` is not in ws order (a late backup) */
     char *backup; size_t backup_len, backup_cap;
     uintptr_t bump, bump_end, chunk_start, range_start;
     uintptr_t tx_bump, tx_bump_end, tx_chunk_start; /* the allocator at the attempt's start */
@@ -467,6 +473,20 @@ static inline void push_backup(struct stm_seg *s, uintptr_t off, uint32_t size, 
     s->backup_len += size;
 }
 
+/* A write to an object in granules we alone hold, with others entered (commit.c,
+ * "unbacked writes"): no ownership, no backup; its old bytes are segment 0's. */
+static inline void push_unbacked(struct stm_seg *s, uintptr_t off, uint32_t size)
+{
+    if (SYNC_UNLIKELY(s->nws == s->ws_cap))
+        stm_grow_backup(s, 0);
+    struct ws_entry *e = &s->ws[s->nws++];
+    e->off = off;
+    e->size = size;
+    e->saved = NOT_OWNED;
+    e->backup_at = NO_BACKUP;
+    s->nunbacked++;
+}
+
 static inline void push_chunk(struct chunk **v, size_t *n, size_t *cap, uintptr_t off, uintptr_t size)
 {
     STM_GROW(*v, *n, *cap);
@@ -519,6 +539,7 @@ void stm_gc_own_entries(struct stm_seg *s);
 struct log_entry *stm_entry_build(struct stm_seg *s);
 /* pages.c */
 void stm_materialize(struct stm_seg *s, size_t g0, size_t g1, int fresh);
+void stm_refill_granule(struct stm_seg *s, size_t g);
 void stm_install_segv_handler(void);
 /* setup.c */
 void stm_fatal(const char *fmt, const char *arg) __attribute__((noreturn));
@@ -665,6 +686,8 @@ static inline void tx_reset(struct stm_seg *s)
 {
     s->nws = 0;
     s->nowned = 0;
+    s->nunbacked = 0;
+    s->backup_shuffled = 0;
     s->backup_len = 0;
     s->nranges = 0;
     s->nrecycled = 0;
@@ -720,6 +743,12 @@ extern void (*stm_test_closing)(void);
 /* Counts of private commits and of granules taken from their private holders (for the
  * stress test's report; relaxed increments). */
 extern _Atomic unsigned long stm_test_private_commits, stm_test_closings;
+/* Counts of granules an abort brought back to its snapshot (pages.c, stm_refill_granule)
+ * and of unbacked writes an abort restored from segment 0 (commit.c). */
+extern _Atomic unsigned long stm_test_refills, stm_test_unbacked_restores;
+/* Called, when set, by an aborting attempt with unbacked writes after its handshake
+ * (privseq odd, the granules looked at again), before it copies from segment 0. */
+extern void (*stm_test_restore_checked)(void);
 /* Counts of depot spills and takes (alloc.c, D1; relaxed increments). */
 extern _Atomic unsigned long stm_test_depot_spills, stm_test_depot_takes;
 /* Who holds obj's granule: GS_* in the low 2 bits, the segment above (gs_word). */
