@@ -2568,7 +2568,8 @@ static void test_fill_reaches_the_holders_snapshot(void **state)
 
 /* A private commit followed by an abort of the same thread: A commits PX = 2 privately,
  * then writes PX = 3 and aborts; the abort must restore 2 (the private commit left
- * PX's copy with its write flag, so the write took a backup), segment 0 must hold 2
+ * PX's copy with its write flag, so the write went through the barrier: an unbacked
+ * one, restored from segment 0), segment 0 must hold 2
  * meanwhile, and the retry reads 2 and commits 12. B's later first access sees 12. */
 static long pa_seen[2], pa_committed_at_abort;
 static int pa_attempts;
@@ -3204,6 +3205,65 @@ static void test_unbacked_commit_meets_the_takers_ownership(void **state)
     rt_down();
 }
 
+/* A logged commit with a late backup: A writes PX (its own, unbacked: first in the
+ * write set) and Y (shared: backed at once), so its commit is logged and PX's backup
+ * lands after Y's. The entry must still carry each run's old bytes in run order: B,
+ * whose snapshot is older than A's entry and who never held Y's granule, reads Y, and
+ * its fill undoes A's entry there: Y must read 0 (its value in B's snapshot), not PX's
+ * old bytes. */
+static long ob_seen_y, ob_seen_x;
+static int ob_newest;
+static void *ob_a(void *arg)
+{
+    (void)arg;
+    enter(0);
+    SYNC_ATOMIC("test.ob.alloc") {
+        PX = SYNC_ALLOC(cell_t);
+        PX->v = 111;
+    }
+    sem_post(&s_b);             /* B: begin, touching nothing */
+    sem_wait(&s_a);
+    SYNC_ATOMIC("test.ob.a") {
+        SYNC_WRITE(PX);
+        PX->v = 222;
+        SYNC_WRITE(Y);
+        Y->v = 333;
+    }
+    ob_newest = atomic_load(&seg_of(0)->newest) != NULL;
+    sem_post(&s_b);             /* B: read Y, then X */
+    sync_runtime_stm.thread_exit(&st_a);
+    return NULL;
+}
+static void *ob_b(void *arg)
+{
+    (void)arg;
+    enter(1);
+    sem_wait(&s_b);
+    SYNC_ATOMIC("test.ob.b") {
+        sem_post(&s_a);         /* A: commit PX and Y */
+        sem_wait(&s_b);
+        SYNC_READ(Y);
+        ob_seen_y = Y->v;       /* fills Y's granule: A's entry undone there */
+        SYNC_READ(X);
+        ob_seen_x = X->v;
+    }
+    sync_runtime_stm.thread_exit(&st_b);
+    return NULL;
+}
+static void test_late_backup_keeps_the_undo_in_order(void **state)
+{
+    (void)state;
+    rt_up(2);
+    LAZY_ONLY();
+    run2(ob_a, ob_b);
+    assert_int_equal(ob_newest, 1);              /* A's commit was logged */
+    assert_int_equal(ob_seen_y, 0);
+    assert_int_equal(ob_seen_x, 0);
+    assert_int_equal(committed_v(Y), 333);
+    assert_int_equal(committed_v(PX), 222);
+    rt_down();
+}
+
 /* The inevitability after an unbacked write: A writes PX (its own, unbacked) and becomes
  * inevitable, which backs the write and takes PX's ownership first (an inevitable
  * transaction cannot abort, and B may take the granule while it runs). B then takes the
@@ -3436,6 +3496,7 @@ int main(void)
         cmocka_unit_test(test_unbacked_commit_after_taken),
         cmocka_unit_test(test_unbacked_commit_meets_the_takers_ownership),
         cmocka_unit_test(test_unbacked_write_then_inevitable),
+        cmocka_unit_test(test_late_backup_keeps_the_undo_in_order),
         cmocka_unit_test(test_depot_hands_frees_to_another_thread),
         cmocka_unit_test(test_depot_takes_private_frees),
         cmocka_unit_test(test_leaving_a_block_open_is_caught),

@@ -12,7 +12,10 @@
  *    reads a pair (checking that both records agree, inside: a fill that takes a
  *    granule from its holder must show one snapshot) or increments it (a logged
  *    commit, racing the owner's private ones); every 32 increments the owner moves
- *    its pair to new records, so fresh private granules keep appearing. At the end
+ *    its pair to new records, so fresh private granules keep appearing. The owner's
+ *    writes there are unbacked (no ownership, no backup): its aborts (chaos forces
+ *    some) restore them from segment 0, or refill a granule another thread took
+ *    meanwhile, and its commits that meet a taker back them late. At the end
  *    each pair must hold exactly the increments counted outside the blocks.
  * The reenter cases make threads leave and enter again all the time, so that threads
  * run alone (marking no reads) while others come back and commit; at their middle
@@ -391,6 +394,8 @@ static void run_reenter(int nthreads, const char *chaos, long n, long every)
     setup(nthreads, chaos);
     atomic_store(&stm_test_private_commits, 0);
     atomic_store(&stm_test_closings, 0);
+    atomic_store(&stm_test_unbacked_restores, 0);
+    atomic_store(&stm_test_refills, 0);
     atomic_store(&stm_test_depot_spills, 0);
     atomic_store(&stm_test_depot_takes, 0);
     reenter_every = every;
@@ -458,7 +463,8 @@ static void run_reenter(int nthreads, const char *chaos, long n, long every)
         assert_true(atomic_load(&alone_attempts) > 0);
     print_message("threads=%d chaos=%s iters=%ld reenter=%ld alone=%ld commits=%llu "
                   "aborts=%llu (ww %llu rw %llu inev %llu other %llu) inevitable=%llu "
-                  "unshared=%llu private=%lu taken=%lu depot spills=%lu takes=%lu\n",
+                  "unshared=%llu private=%lu taken=%lu unbacked restores=%lu refills=%lu "
+                  "depot spills=%lu takes=%lu\n",
                   nthreads, chaos ? chaos : "off", iters, every, atomic_load(&alone_attempts),
                   (unsigned long long)total.commits,
                   (unsigned long long)sync_stats_aborts(&total),
@@ -468,10 +474,15 @@ static void run_reenter(int nthreads, const char *chaos, long n, long every)
                   (unsigned long long)total.aborts[SYNC_ABORT_OTHER],
                   (unsigned long long)total.inevitable, (unsigned long long)total.unshared_pages,
                   atomic_load(&stm_test_private_commits), atomic_load(&stm_test_closings),
+                  atomic_load(&stm_test_unbacked_restores), atomic_load(&stm_test_refills),
                   atomic_load(&stm_test_depot_spills), atomic_load(&stm_test_depot_takes));
     if (nthreads > 1 && !stm_debug_eager_pages()) /* the private path and its transitions ran */
         assert_true(atomic_load(&stm_test_private_commits) > 0 &&
                     atomic_load(&stm_test_closings) > 0);
+    /* aborts of unbacked writes: chaos aborts a quarter of the attempts that reach
+     * their commit with some (commit.c, commit_prepare) */
+    if (nthreads > 1 && chaos && atomic_load(&stm_test_private_commits) >= 50)
+        assert_true(atomic_load(&stm_test_unbacked_restores) > 0);
     sync_stats_free(&total);
     teardown();
 }

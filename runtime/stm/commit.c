@@ -913,6 +913,10 @@ SYNC_INLINE void end_inevitability(struct stm_seg *s)
 SYNC_INLINE int commit_prepare(struct stm_seg *s)
 {
     chaos_point(s);
+    /* chaos: an abort of an attempt with unbacked writes, now and then, for their
+     * restore (restore_unbacked), which the barrier's chaos aborts seldom reach */
+    if (G.chaos && s->nunbacked && !s->inevitable && (chaos_rand(s) & 3) == 0)
+        stm_abort(SYNC_ABORT_OTHER, -1, s->ws[0].off);
     if (s->bump != s->range_start)
         push_range(s, s->range_start, s->bump);
     /* With others entered, a transaction that touched only granules we alone hold

@@ -58,7 +58,11 @@
  *     stored before the link, when nobody else can reach them) until it has copied
  *     them into segment 0 after its link; an abort gives the claim back.
  *     A thread alone (nactive == 1) takes no ownership and appends no log entry:
- *     ownership only detects conflicts early, serialisability rests on I5.
+ *     ownership only detects conflicts early, serialisability rests on I5. Nor does
+ *     a write, with others entered, to a granule its segment alone holds (an unbacked
+ *     write, commit.c): a commit that is not private takes that ownership late, before
+ *     its entry or window (back_unbacked), and an abort restores the object from
+ *     segment 0 (or refills its granule, if taken since: restore_unbacked).
  *  I4 (log) Entries are appended in revision order, by CAS on the tail's `next` (in a
  *     window or under commit_lock). Commits do not publish (the lazy publication): the
  *     published tail (G.log_tail) and G.rev (its rev) move only under commit_lock, once

@@ -11,8 +11,9 @@
  *                  transaction marks its reads (another thread was entered at its
  *                  begin). No fence: the segment changes only by its owner's hand.
  *   write barrier  test the STM_WB flag in the object's header; if set (first write of
- *                  this object in the transaction), the out-of-line slow path takes
- *                  write ownership, unshares the pages, saves a backup, clears the flag.
+ *                  this object in the transaction), the out-of-line slow path brings
+ *                  its pages in, takes write ownership and saves a backup (neither in
+ *                  a granule its segment alone holds: commit.c), clears the flag.
  *   atomic block   stm_setjmp at the outermost level (an abort stm_longjmps back there
  *                  and the block runs again), begin, the block, commit. A setjmp that
  *                  is a real returns_twice function, not __builtin_setjmp: clang does not
