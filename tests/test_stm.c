@@ -3196,12 +3196,16 @@ static void test_unbacked_commit_meets_the_takers_ownership(void **state)
     LAZY_ONLY();
     run2(lo_a, lo_b);
     assert_int_equal(committed_v(PX), 102);
-    assert_int_equal(lo_k, 2);
+    /* A's wait for B may end before B's commit (it is bounded): then its retry meets
+     * B's ownership again, another write-write abort */
+    assert_true(lo_k >= 2);
     assert_int_equal(lo_bk, 1);                  /* B never aborted */
-    assert_int_equal(st_a.aborts[SYNC_ABORT_WRITE_WRITE], 1);
-    assert_int_equal(st_a.nconflicts, 1);
-    assert_int_equal(st_a.conflicts[0].other, 1);
-    assert_int_equal(st_a.conflicts[0].object, (uintptr_t)PX);
+    assert_int_equal(st_a.aborts[SYNC_ABORT_WRITE_WRITE], (unsigned long long)(lo_k - 1));
+    assert_int_equal(st_a.nconflicts, (size_t)(lo_k - 1));
+    for (size_t i = 0; i < st_a.nconflicts; i++) {
+        assert_int_equal(st_a.conflicts[i].other, 1);
+        assert_int_equal(st_a.conflicts[i].object, (uintptr_t)PX);
+    }
     rt_down();
 }
 
@@ -3316,8 +3320,9 @@ static void test_unbacked_write_then_inevitable(void **state)
     assert_int_equal(iw_owner, 0);               /* A owns PX once inevitable */
     assert_int_equal(iw_unbacked, 0);
     assert_int_equal(committed_v(PX), 12);
-    assert_int_equal(iw_k, 2);
-    assert_int_equal(st_b.aborts[SYNC_ABORT_WRITE_WRITE], 1);
+    /* B's wait for A is bounded: a retry before A's commit conflicts the same way */
+    assert_true(iw_k >= 2);
+    assert_int_equal(st_b.aborts[SYNC_ABORT_WRITE_WRITE], (unsigned long long)(iw_k - 1));
     assert_int_equal(st_b.aborts[SYNC_ABORT_INEVITABLE], 0);
     rt_down();
 }
