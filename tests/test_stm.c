@@ -3268,6 +3268,135 @@ static void test_late_backup_keeps_the_undo_in_order(void **state)
     rt_down();
 }
 
+/* The refill waits for the copies of the entries its thread imported: A reads X and
+ * writes PX (its own, unbacked); B takes PX's granule and commits PY = 50 there (entry
+ * R) and parks after its link, before its late copies; C commits X = 77 (entry R2)
+ * after it. A then reads QC (C's own): the fill first extends A's snapshot to C's rev,
+ * which imports R (PY = 50 into A's copy of the granule) and then meets R2 (A read X):
+ * A aborts at revision R. Its restore finds PX's granule taken and refills it: segment
+ * 0 must be copied only once B's late copies are done (A waits for B), or the granule
+ * shows PY = 1 at revision R, which the retry's import (R2 only) never fixes. */
+static cell_ref PY3, QC;
+static atomic_int r3_a_done;
+static int r3_k, r3_a_early;
+static long r3_seen;
+static volatile long r3_sink; /* loads that fault granules in */
+static _Thread_local int r3_arm;
+static void r3_park(void)
+{
+    if (!r3_arm)
+        return;
+    r3_arm = 0;
+    sem_post(&s_main);          /* main: B linked R, its copies wait */
+    sem_wait(&s_b);
+}
+static void *r3_a(void *arg)
+{
+    (void)arg;
+    enter3(0);
+    SYNC_ATOMIC("test.r3.alloc") {
+        PX = SYNC_ALLOC(cell_t);
+        PX->v = 1;
+        PY3 = SYNC_ALLOC(cell_t);
+        PY3->v = 1;
+    }
+    sem_post(&s_c);             /* C: allocate QC */
+    sem_wait(&s_a);
+    r3_k = 0;
+    SYNC_ATOMIC("test.r3.a") {
+        int k = r3_k++;
+        SYNC_READ(X);
+        r3_sink = X->v;
+        if (k == 0) {
+            SYNC_WRITE(PX);
+            PX->v = 5;
+            sem_post(&s_b);     /* B: take the granule, commit PY, park */
+            sem_wait(&s_a);     /* ... and C committed X */
+            SYNC_READ(QC);      /* the fill's extension imports R, then aborts on R2 */
+            r3_sink = QC->v;
+        }
+        SYNC_READ(PY3);
+        r3_seen = PY3->v;
+    }
+    atomic_store(&r3_a_done, 1);
+    sync_runtime_stm.thread_exit(&st_a);
+    return NULL;
+}
+static void *r3_b(void *arg)
+{
+    (void)arg;
+    enter3(1);
+    sem_wait(&s_b);
+    r3_arm = 1;
+    stm_test_after_link = r3_park;
+    SYNC_ATOMIC("test.r3.b") {
+        SYNC_READ(PX);          /* takes A's granule */
+        r3_sink = PX->v;
+        SYNC_WRITE(PY3);
+        PY3->v = 50;
+    }
+    stm_test_after_link = NULL;
+    sync_runtime_stm.thread_exit(&st_b);
+    return NULL;
+}
+static void *r3_c(void *arg)
+{
+    (void)arg;
+    enter3(2);
+    sem_wait(&s_c);
+    SYNC_ATOMIC("test.r3.qc") {
+        QC = SYNC_ALLOC(cell_t);
+        QC->v = 9;
+        SYNC_READ(X);           /* X's granule in now: no fill (and no wait for B's */
+        r3_sink = X->v;         /* late copies) when C writes X later */
+    }
+    sem_post(&s_a);
+    sem_wait(&s_c);
+    SYNC_ATOMIC("test.r3.c") {
+        SYNC_WRITE(X);
+        X->v = 77;
+    }
+    sem_post(&s_main);          /* main: R2 is linked */
+    sem_wait(&s_c);             /* stay entered to the end */
+    sync_runtime_stm.thread_exit(&st_c);
+    return NULL;
+}
+static void test_refill_waits_for_imported_copies(void **state)
+{
+    (void)state;
+    rt_up(3);
+    LAZY_ONLY();
+    memset(&st_c, 0, sizeof st_c);
+    sem_init(&s_c, 0, 0);
+    atomic_store(&r3_a_done, 0);
+    pthread_barrier_init(&entered3, NULL, 3);
+    pthread_t t[3];
+    void *(*fn[3])(void *) = {r3_a, r3_b, r3_c};
+    for (int i = 0; i < 3; i++)
+        pthread_create(&t[i], NULL, fn[i], NULL);
+    sem_wait(&s_main);          /* B parked after its link */
+    sem_post(&s_c);             /* C: commit X */
+    sem_wait(&s_main);
+    sem_post(&s_a);             /* A: read QC, abort, refill */
+    usleep(50 * 1000);
+    r3_a_early = atomic_load(&r3_a_done);
+    sem_post(&s_b);             /* B: its late copies */
+    pthread_join(t[1], NULL);
+    pthread_join(t[0], NULL);
+    sem_post(&s_c);
+    pthread_join(t[2], NULL);
+    pthread_barrier_destroy(&entered3);
+    assert_int_equal(r3_k, 2);
+    assert_int_equal(r3_a_early, 0);     /* A's refill waited for B's copies */
+    assert_int_equal(r3_seen, 50);
+    assert_int_equal(st_a.aborts[SYNC_ABORT_READ_WRITE], 1);
+    assert_int_equal(committed_v(PY3), 50);
+    assert_int_equal(committed_v(X), 77);
+    sync_stats_free(&st_c);
+    sem_destroy(&s_c);
+    rt_down();
+}
+
 /* The inevitability after an unbacked write: A writes PX (its own, unbacked) and becomes
  * inevitable, which backs the write and takes PX's ownership first (an inevitable
  * transaction cannot abort, and B may take the granule while it runs). B then takes the
@@ -3502,6 +3631,7 @@ int main(void)
         cmocka_unit_test(test_unbacked_commit_meets_the_takers_ownership),
         cmocka_unit_test(test_unbacked_write_then_inevitable),
         cmocka_unit_test(test_late_backup_keeps_the_undo_in_order),
+        cmocka_unit_test(test_refill_waits_for_imported_copies),
         cmocka_unit_test(test_depot_hands_frees_to_another_thread),
         cmocka_unit_test(test_depot_takes_private_frees),
         cmocka_unit_test(test_leaving_a_block_open_is_caught),

@@ -113,21 +113,20 @@ static void stm_unclaim(struct stm_seg *s);
  * ours is at or before our rev). The Dekker pair of commit_private keeps it so during
  * the copies: privseq odd (seq_cst store), then the granules' words again (seq_cst
  * loads); a filler that closes one after that sees privseq odd and waits until it
- * changes (pages.c, close_private), and one that closed it before is seen here. A
- * granule taken from us since is brought back whole as a fill would bring it in
- * (stm_refill_granule), once privseq is even again: the refill waits for others'
- * copies and takes the lock, and nothing may wait with privseq odd.
+ * changes (pages.c, close_private), and one that closed it before is seen here. The
+ * granules taken from us since are marked G_FILL and brought back whole, as a fill
+ * would bring them in (stm_refill_granules), once privseq is even again: the refill
+ * waits for others' copies and takes the lock, and nothing may wait with privseq odd.
  */
-#define REFILL (NO_BACKUP - 1) /* ws_entry.backup_at: its granule was taken, refill it */
 static void restore_unbacked(struct stm_seg *s)
 {
     uint64_t v = atomic_load_explicit(&s->privseq, memory_order_relaxed); /* our own */
     STM_ASSERT(!(v & 1), "privseq is even outside our handshakes");
     /* seq_cst: our half of the Dekker pair (as in commit_private) */
     atomic_store_explicit(&s->privseq, v + 1, memory_order_seq_cst);
-    size_t refills = 0;
+    size_t g0 = SIZE_MAX, g1 = 0; /* the granules to refill, marked G_FILL, within */
     for (size_t i = 0; i < s->nws; i++) {
-        struct ws_entry *w = &s->ws[i];
+        const struct ws_entry *w = &s->ws[i];
         if (w->backup_at != NO_BACKUP)
             continue;
         if (run_private(s, w->off, w->size, memory_order_seq_cst)) {
@@ -137,26 +136,20 @@ static void restore_unbacked(struct stm_seg *s)
             /* relaxed: a count read after the threads are joined */
             atomic_fetch_add_explicit(&stm_test_unbacked_restores, 1, memory_order_relaxed);
 #endif
-        } else {
-            w->backup_at = REFILL;
-            refills++;
-        }
-    }
-    /* release: pairs with a waiting filler's acquire; our copies are in our segment
-     * only, so it orders nothing of theirs */
-    atomic_store_explicit(&s->privseq, v + 2, memory_order_release);
-    size_t done = SIZE_MAX; /* the granule refilled last: objects of one granule in a row */
-    for (size_t i = 0; refills && i < s->nws; i++) {
-        struct ws_entry *w = &s->ws[i];
-        if (w->backup_at != REFILL)
             continue;
-        size_t g1 = granule_of(w->off + w->size - 1);
-        for (size_t g = granule_of(w->off); g <= g1; g++)
-            if (g != done) {
-                stm_refill_granule(s, g);
-                done = g;
-            }
+        }
+        size_t a = granule_of(w->off), b = granule_of(w->off + w->size - 1);
+        for (size_t g = a; g <= b; g++)
+            s->gstate[g] = G_FILL;
+        g0 = a < g0 ? a : g0;
+        g1 = b + 1 > g1 ? b + 1 : g1;
     }
+    /* release: our copies above read segment 0 before this store; a filler that saw
+     * privseq odd acquires it (or a later value) before it can commit into the granule,
+     * so its stores into segment 0 come after our loads */
+    atomic_store_explicit(&s->privseq, v + 2, memory_order_release);
+    if (g1)
+        stm_refill_granules(s, g0, g1);
 }
 
 static void release_ownership_restore(struct stm_seg *s)
@@ -548,6 +541,7 @@ static SYNC_NOINLINE void back_unbacked(struct stm_seg *s)
         uintptr_t off = s->ws[i].off;
         uint32_t size = s->ws[i].size;
         uint64_t w = take_ownership(s, off, 1);
+        chaos_point(s);
         if (SYNC_UNLIKELY(s->backup_len + size > s->backup_cap))
             stm_grow_backup(s, size);
         copy_bytes(s->backup + s->backup_len, G.base + off, size); /* segment 0 */

@@ -163,7 +163,10 @@ _Atomic unsigned long stm_test_refills;
  * comes before its load of privseq (seq_cst). So either o's load sees GS_CLOSING (it
  * commits with an entry instead) or the filler's load sees the odd value (or a later
  * one) and waits until it changes: o's release store of the next even value follows
- * its copies and ownership releases, which the filler's acquire then sees. A privseq
+ * its copies and ownership releases, which the filler's acquire then sees. An abort of
+ * o with unbacked writes takes the same handshake around its copies from segment 0
+ * (commit.c, restore_unbacked): it refills a granule it sees closing, and otherwise its
+ * loads from segment 0 come before the release that lets the filler go on to commit. A privseq
  * read even and never odd after the compare-and-swap means o's last private commit
  * that saw g private ended before it (the even value is the release that ended it, or
  * a later one). Returns the floor. No wait here is for the filler: a private commit
@@ -424,33 +427,40 @@ static void fill_copy(struct stm_seg *s, size_t first, size_t last)
     stm_commit_unlock();
 }
 
-/* An abort's restore of its unbacked writes in granule g (commit.c, "unbacked
- * writes"), which another segment took from us after the writes: g, accessible and
- * ours (G_OWN), is brought back to our snapshot exactly as a fill brings a granule in
- * (segment 0's bytes once every copy of an entry we imported has ended, then every
- * newer entry undone under the lock). Segment 0 holds our private commits to g, all
- * at or before our rev, and every later change of g is an entry. Outside the lock
- * (an abort never holds it); only s's thread calls this. */
-void stm_refill_granule(struct stm_seg *s, size_t g)
+/* An abort's restore of its unbacked writes in granules another segment took from us
+ * after the writes (commit.c, restore_unbacked), which marked them G_FILL in [g0, g1):
+ * they are brought back to our snapshot exactly as a fill brings granules in (one wait
+ * for the copies of the entries we imported, segment 0's bytes, then every newer entry
+ * undone under the lock), all at once. Both steps are needed: an abort may follow an
+ * import whose late copies are still running (a fill's snapshot extension that met a
+ * conflict: pages.c, extend_snapshot), and the racy copy may catch a commit that copies
+ * before its link. Segment 0 holds our private commits there, all at or before our
+ * rev, and every later change of these granules is an entry. The granules stay
+ * accessible. Outside the lock (an abort never holds it); only s's thread calls this. */
+void stm_refill_granules(struct stm_seg *s, size_t g0, size_t g1)
 {
-    STM_ASSERT(s == stm_me && s->gstate[g] == G_OWN, "I2: a refill is of a granule we hold");
-    STM_ASSERT(!stm_in_commit(s), "a refill takes the commit lock itself");
+    STM_ASSERT(s == stm_me && !stm_in_commit(s), "a refill is its thread's, outside the lock");
     wait_imported_copies(s);
     TA_TIMED_BEGIN(TA_UNSHARE);
-    racy_copy(seg_addr(s->idx, granule_off(g)), seg_addr(0, granule_off(g)), GRANULE);
-    s->gstate[g] = G_FILL;
+    for (size_t g = g0; g < g1; g++)
+        if (s->gstate[g] == G_FILL) {
+            racy_copy(seg_addr(s->idx, granule_off(g)), seg_addr(0, granule_off(g)), GRANULE);
+#ifdef STM_TEST_HOOKS
+            /* relaxed: a count read after the threads are joined */
+            atomic_fetch_add_explicit(&stm_test_refills, 1, memory_order_relaxed);
+#endif
+        }
     TA_TIMED_END();
     STM_TEST_HOOK(fill_copied);
+    chaos_point(s);
     stm_commit_lock();
     TA_TIMED_BEGIN(TA_UNSHARE);
     undo_newer(s);
     TA_TIMED_END();
     stm_commit_unlock();
-    s->gstate[g] = G_OWN;
-#ifdef STM_TEST_HOOKS
-    /* relaxed: a count read after the threads are joined */
-    atomic_fetch_add_explicit(&stm_test_refills, 1, memory_order_relaxed);
-#endif
+    for (size_t g = g0; g < g1; g++)
+        if (s->gstate[g] == G_FILL)
+            s->gstate[g] = G_OWN;
 }
 
 /* Brings granules [g0, g1) of s up to date (see above). `fresh`: they belong to a chunk

@@ -224,8 +224,9 @@ struct own_entry {
 struct ws_entry {          /* an object written by the running transaction */
     uintptr_t off;
     uint32_t size;
-    uint32_t where;        /* our location at the first write; set only where saved !=
-                            * NOT_OWNED (read only there: ws_where) */
+    uint32_t where;        /* our location at the first write (at the commit, for an
+                            * unbacked write backed late: commit.c, back_unbacked); set
+                            * only where saved != NOT_OWNED (read only there: ws_where) */
     uint64_t saved;        /* its ownership word before we took it */
     size_t backup_at;      /* where its old bytes are in `backup`; NO_BACKUP: none (a
                             * write to a granule we alone hold: its old bytes are
@@ -543,7 +544,7 @@ void stm_gc_own_entries(struct stm_seg *s);
 struct log_entry *stm_entry_build(struct stm_seg *s);
 /* pages.c */
 void stm_materialize(struct stm_seg *s, size_t g0, size_t g1, int fresh);
-void stm_refill_granule(struct stm_seg *s, size_t g);
+void stm_refill_granules(struct stm_seg *s, size_t g0, size_t g1);
 void stm_install_segv_handler(void);
 /* setup.c */
 void stm_fatal(const char *fmt, const char *arg) __attribute__((noreturn));
@@ -747,7 +748,7 @@ extern void (*stm_test_closing)(void);
 /* Counts of private commits and of granules taken from their private holders (for the
  * stress test's report; relaxed increments). */
 extern _Atomic unsigned long stm_test_private_commits, stm_test_closings;
-/* Counts of granules an abort brought back to its snapshot (pages.c, stm_refill_granule)
+/* Counts of granules an abort brought back to its snapshot (pages.c, stm_refill_granules)
  * and of unbacked writes an abort restored from segment 0 (commit.c). */
 extern _Atomic unsigned long stm_test_refills, stm_test_unbacked_restores;
 /* Called, when set, by an aborting attempt with unbacked writes after its handshake
