@@ -32,6 +32,9 @@
 #                   makes a short smoke test (CI: scripts/ci-smoke.sh)
 #   STRESS_TIMEOUT  seconds before a phase-2 run counts as hung (default 3 x its
 #                   duration + 60)
+#   STRESS_RUNTIMES runtimes of phase 2, a subset of `stmbench --list`'s (default: all)
+#   STRESS_STM_MODES the stm's phase-2 modes: "plain chaos" (default), "chaos" alone (a
+#                   chaos sitting: STRESS_RUNTIMES=stm STRESS_STM_MODES=chaos) or "plain"
 #   STMBENCH        the harness binary (default BUILD/stmbench)
 #
 # Output (in STRESS_OUT): stress.csv (one row per run, the harness's --csv; with its
@@ -91,6 +94,19 @@ RUNTIMES=$(awk '$1 == "runtime" {print $2}' <<<"$listing")
 WORKLOADS=$(awk '$1 == "workload" {print $2}' <<<"$listing")
 [ -n "$RUNTIMES" ] && [ -n "$WORKLOADS" ] ||
     die 3 "'$BIN --list' printed no 'runtime NAME' / 'workload NAME' lines"
+if [ -n "${STRESS_RUNTIMES:-}" ]; then
+    for rt in $STRESS_RUNTIMES; do
+        grep -qx -- "$rt" <<<"$RUNTIMES" ||
+            die 2 "STRESS_RUNTIMES: '$rt' is not a runtime of '$BIN --list' ($(echo $RUNTIMES))"
+    done
+    RUNTIMES=$(tr ' ' '\n' <<<"$STRESS_RUNTIMES" | grep -v '^$')
+fi
+STM_MODES=${STRESS_STM_MODES:-plain chaos}
+for m in $STM_MODES; do
+    [ "$m" = plain ] || [ "$m" = chaos ] ||
+        die 2 "STRESS_STM_MODES: '$m' is not plain or chaos (e.g. STRESS_STM_MODES=chaos)"
+done
+[ -n "$(echo $STM_MODES)" ] || die 2 "STRESS_STM_MODES is empty (plain, chaos or both)"
 # htm needs RTM that commits: where the harness refuses it (exit 3), it is left out,
 # with one line, as make bench does.
 if grep -qx htm <<<"$RUNTIMES"; then
@@ -100,6 +116,7 @@ if grep -qx htm <<<"$RUNTIMES"; then
         RUNTIMES=$(grep -vx htm <<<"$RUNTIMES")
     fi
 fi
+[ -n "$RUNTIMES" ] || die 3 "no runtime left to stress on this machine (STRESS_RUNTIMES)"
 have_gdb=0
 command -v gdb >/dev/null 2>&1 && have_gdb=1
 
@@ -268,7 +285,7 @@ for wl in $WORKLOADS; do
     hashmap) variants+=("hashmap|--size 64 --range 128 --update 50") ;;
     compose) variants+=("compose|--keys 16 --accounts 8 --ledger 16 --move-pct 50") ;;
     interp)
-        for p in shared-counter mixed list-append; do
+        for p in shared-counter mixed list-append counters; do
             variants+=("interp|--program $p")
         done
         ;;
@@ -304,8 +321,13 @@ for rt in $RUNTIMES; do
             continue
         fi
         for th in $THREADS; do
-            points+=("$rt|$th|-|$v")
-            [ "$rt" = stm ] && points+=("$rt|$th|chaos|$v")
+            if [ "$rt" != stm ]; then
+                points+=("$rt|$th|-|$v")
+                continue
+            fi
+            for m in $STM_MODES; do
+                [ "$m" = chaos ] && points+=("$rt|$th|chaos|$v") || points+=("$rt|$th|-|$v")
+            done
         done
     done
 done
