@@ -26,6 +26,7 @@
 #include <cmocka.h>
 
 static sem_t held;                 /* the holder holds: the waiter may go */
+static sem_t waited;               /* the waiter left the runtime: `after` may run */
 static struct sync_stats st[2];
 static int enter_rc[2];
 
@@ -52,8 +53,12 @@ static void *case_thread(void *arg)
     enter_rc[tid] = cs.rt->thread_enter(tid, err, sizeof err);
     cs.part[tid]();
     cs.rt->thread_exit(&st[tid]);
-    if (tid == 0 && cs.after)
+    if (tid == 1)
+        sem_post(&waited);
+    if (tid == 0 && cs.after) {
+        sem_wait(&waited);      /* the waiter is done: `after` must not make it wait */
         cs.after();
+    }
     return NULL;
 }
 
@@ -72,6 +77,7 @@ static void run_case(const struct sync_runtime *rt, void (*holder)(void), void (
     cs.after = after;
     memset(st, 0, sizeof st);
     sem_init(&held, 0, 0);
+    sem_init(&waited, 0, 0);
     assert_int_equal(rt->init(&cfg, err, sizeof err), 0);
     for (long i = 0; i < 2; i++)
         assert_int_equal(pthread_create(&th[i], NULL, case_thread, (void *)i), 0);
@@ -79,6 +85,7 @@ static void run_case(const struct sync_runtime *rt, void (*holder)(void), void (
         assert_int_equal(pthread_join(th[i], NULL), 0);
     rt->fini();
     sem_destroy(&held);
+    sem_destroy(&waited);
     assert_int_equal(enter_rc[0], 0);
     assert_int_equal(enter_rc[1], 0);
     /* one row, the waiter's: a wait, not an abort */
