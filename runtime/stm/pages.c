@@ -391,12 +391,11 @@ static void racy_copy(char *dst, const char *src, size_t n)
 }
 #endif
 
-/* A fill's copy of granules [first, last) from segment 0 (outside the lock) and its
- * undo of the entries after our snapshot (under it). */
-static void fill_copy(struct stm_seg *s, size_t first, size_t last)
+/* The two steps of a fill: segment 0's bytes copied into s's granules of [first,
+ * last) that are in state `from` (outside the lock), which become G_FILL, then every
+ * entry after our snapshot undone in them (under it). Returns how many it copied. */
+static size_t copy_then_undo(struct stm_seg *s, size_t first, size_t last, int from)
 {
-    s->nfills++;
-    populate(s, first, last);
     /* The copy runs outside the lock (see the comment above wait_imported_copies):
      * first every copy into segment 0 of an entry we imported is waited for, then
      * segment 0 is copied while others may commit, then, under the lock, every entry
@@ -405,11 +404,12 @@ static void fill_copy(struct stm_seg *s, size_t first, size_t last)
     wait_imported_copies(s);
     STM_TEST_HOOK(fill_waited);
     TA_TIMED_BEGIN(TA_UNSHARE);
+    size_t n = 0;
     for (size_t g = first; g < last; g++)
-        if (s->gstate[g] == G_NONE) {
+        if (s->gstate[g] == from) {
             racy_copy(seg_addr(s->idx, granule_off(g)), seg_addr(0, granule_off(g)), GRANULE);
             s->gstate[g] = G_FILL;
-            s->stats.pages_faulted += GRANULE_PAGES;
+            n++;
         }
     TA_TIMED_END();
     STM_TEST_HOOK(fill_copied);
@@ -425,39 +425,37 @@ static void fill_copy(struct stm_seg *s, size_t first, size_t last)
     undo_newer(s);
     TA_TIMED_END();
     stm_commit_unlock();
+    return n;
+}
+
+/* A fill's copy of the inaccessible granules of [first, last) from segment 0 and its
+ * undo of the entries after our snapshot. */
+static void fill_copy(struct stm_seg *s, size_t first, size_t last)
+{
+    s->nfills++;
+    populate(s, first, last);
+    s->stats.pages_faulted += copy_then_undo(s, first, last, G_NONE) * GRANULE_PAGES;
 }
 
 /* An abort's restore of its unbacked writes in granules another segment took from us
  * after the writes (commit.c, restore_unbacked), which marked them G_FILL in [g0, g1):
- * they are brought back to our snapshot exactly as a fill brings granules in (one wait
- * for the copies of the entries we imported, segment 0's bytes, then every newer entry
- * undone under the lock), all at once. Both steps are needed: an abort may follow an
- * import whose late copies are still running (a fill's snapshot extension that met a
- * conflict: pages.c, extend_snapshot), and the racy copy may catch a commit that copies
- * before its link. Segment 0 holds our private commits there, all at or before our
- * rev, and every later change of these granules is an entry. The granules stay
- * accessible. Outside the lock (an abort never holds it); only s's thread calls this. */
+ * they are brought back to our snapshot exactly as a fill brings granules in
+ * (copy_then_undo), all at once. Both steps are needed: an abort may follow an import
+ * whose late copies are still running (a fill's snapshot extension that met a
+ * conflict: extend_snapshot), and the racy copy may catch a commit that copies before
+ * its link. Segment 0 holds our private commits there, all at or before our rev, and
+ * every later change of these granules is an entry. The granules stay accessible.
+ * Outside the lock (an abort never holds it); only s's thread calls this. */
 void stm_refill_granules(struct stm_seg *s, size_t g0, size_t g1)
 {
     STM_ASSERT(s == stm_me && !stm_in_commit(s), "a refill is its thread's, outside the lock");
-    wait_imported_copies(s);
-    TA_TIMED_BEGIN(TA_UNSHARE);
-    for (size_t g = g0; g < g1; g++)
-        if (s->gstate[g] == G_FILL) {
-            racy_copy(seg_addr(s->idx, granule_off(g)), seg_addr(0, granule_off(g)), GRANULE);
+    size_t n = copy_then_undo(s, g0, g1, G_FILL);
 #ifdef STM_TEST_HOOKS
-            /* relaxed: a count read after the threads are joined */
-            atomic_fetch_add_explicit(&stm_test_refills, 1, memory_order_relaxed);
+    /* relaxed: a count read after the threads are joined */
+    atomic_fetch_add_explicit(&stm_test_refills, n, memory_order_relaxed);
+#else
+    (void)n;
 #endif
-        }
-    TA_TIMED_END();
-    STM_TEST_HOOK(fill_copied);
-    chaos_point(s);
-    stm_commit_lock();
-    TA_TIMED_BEGIN(TA_UNSHARE);
-    undo_newer(s);
-    TA_TIMED_END();
-    stm_commit_unlock();
     for (size_t g = g0; g < g1; g++)
         if (s->gstate[g] == G_FILL)
             s->gstate[g] = G_OWN;
