@@ -2320,7 +2320,10 @@ static void test_private_commit_appends_nothing(void **state)
     (void)state;
     rt_up(2);
     LAZY_ONLY();
+    unsigned long lean0 = atomic_load(&stm_test_unbacked_commits);
     run2(pc_a, pc_b);
+    /* each of A's transactions allocated and freed: none took the short path */
+    assert_int_equal(atomic_load(&stm_test_unbacked_commits) - lean0, 0);
     assert_int_equal(pc_kind_before, GS_PRIV);
     assert_int_equal(pc_newest_before, 0);          /* A linked no entry */
     assert_true(pc_rev_after == pc_rev_before);     /* nobody's revision moved */
@@ -2331,6 +2334,74 @@ static void test_private_commit_appends_nothing(void **state)
     assert_int_equal(pc_seen_b2, 101);
     assert_true(st_b.import_entries >= 1);
     assert_int_equal(committed_v(PX), 101);
+    rt_down();
+}
+
+/* The short path of a private commit is for unbacked writes alone (commit_unbacked,
+ * stm_self.dirty == STM_DIRTY_UNBACKED). A allocates Q and, in the same transaction,
+ * writes PX unbacked and links Q from it (the allocation first: the write must not
+ * forget it); then a second transaction writes PX alone. The first must commit by the full private path, which copies the new object
+ * into segment 0 and flags it; the second by the short one. B then reads PX and Q
+ * (taking the granule): both committed values, and Q's write flag set in segment 0. */
+static long nq_seen_px, nq_seen_q;
+static unsigned long nq_lean_after_first;
+static void *nq_a(void *arg)
+{
+    (void)arg;
+    enter(0);
+    SYNC_ATOMIC("test.nq.alloc") {
+        PX = SYNC_ALLOC(cell_t);
+        PX->v = 1;
+    }
+    unsigned long lean0 = atomic_load(&stm_test_unbacked_commits);
+    SYNC_ATOMIC("test.nq.new") {
+        cell_ref q = SYNC_ALLOC(cell_t);
+        q->v = 7;
+        SYNC_WRITE(PX);
+        PX->next = q;
+        PX->v = 2;
+    }
+    nq_lean_after_first = atomic_load(&stm_test_unbacked_commits) - lean0;
+    SYNC_ATOMIC("test.nq.px") {
+        SYNC_WRITE(PX);
+        PX->v = 3;
+    }
+    sem_post(&s_b);
+    sync_runtime_stm.thread_exit(&st_a);
+    return NULL;
+}
+static void *nq_b(void *arg)
+{
+    (void)arg;
+    enter(1);
+    sem_wait(&s_b);
+    SYNC_ATOMIC("test.nq.b") {
+        SYNC_READ(PX);
+        nq_seen_px = PX->v;     /* the first access: takes the granule */
+        cell_ref q = PX->next;
+        SYNC_READ(q);
+        nq_seen_q = q->v;
+    }
+    sync_runtime_stm.thread_exit(&st_b);
+    return NULL;
+}
+static void test_short_path_only_for_unbacked_writes(void **state)
+{
+    (void)state;
+    rt_up(2);
+    LAZY_ONLY();
+    unsigned long lean0 = atomic_load(&stm_test_unbacked_commits);
+    unsigned long priv0 = atomic_load(&stm_test_private_commits);
+    run2(nq_a, nq_b);
+    assert_int_equal(nq_lean_after_first, 0);  /* the allocating one: the full path */
+    assert_int_equal(atomic_load(&stm_test_unbacked_commits) - lean0, 1);
+    assert_true(atomic_load(&stm_test_private_commits) - priv0 >= 2);
+    assert_int_equal(nq_seen_px, 3);
+    assert_int_equal(nq_seen_q, 7);
+    cell_ref q = ((const cell_t *)stm_debug_committed(PX))->next;
+    assert_int_equal(committed_v(q), 7);
+    assert_true(((const struct sync_hdr *)stm_debug_committed(q))->flags & STM_WB);
+    assert_int_equal(st_a.import_entries + st_b.import_entries, 0); /* nothing logged */
     rt_down();
 }
 
@@ -2388,10 +2459,13 @@ static void test_fill_waits_for_private_commit(void **state)
     rt_up(2);
     LAZY_ONLY();
     atomic_store(&fp_b_done, 0);
+    unsigned long lean0 = atomic_load(&stm_test_unbacked_commits);
     pthread_t tm;
     pthread_create(&tm, NULL, fp_main, NULL);
     run2(fp_a, fp_b);
     pthread_join(tm, NULL);
+    /* A's write of PX, unbacked, committed by the short path (commit_unbacked) */
+    assert_int_equal(atomic_load(&stm_test_unbacked_commits) - lean0, 1);
     assert_int_equal(fp_committed_while_parked, 1);
     assert_int_equal(fp_b_early, 0);      /* B waited in its fill */
     assert_int_equal(fp_seen, 2);
@@ -2460,10 +2534,16 @@ static void test_private_commit_races_first_access(void **state)
     rt_up(2);
     LAZY_ONLY();
     rc_attempts_a = 0;
+    unsigned long lean0 = atomic_load(&stm_test_unbacked_commits);
+    unsigned long back0 = atomic_load(&stm_test_unbacked_fallbacks);
     pthread_t tm;
     pthread_create(&tm, NULL, rc_main, NULL);
     run2(rc_a, rc_b);
     pthread_join(tm, NULL);
+    /* A's first attempt (PX unbacked) reached the short path, whose handshake found the
+     * granule taken; its retry wrote PX backed (B holds the granule now) */
+    assert_int_equal(atomic_load(&stm_test_unbacked_fallbacks) - back0, 1);
+    assert_int_equal(atomic_load(&stm_test_unbacked_commits) - lean0, 0);
     assert_int_equal(committed_v(Y), 100);
     assert_int_equal(committed_v(PX), 110);
     assert_int_equal(rc_attempts_a, 2);
@@ -3397,6 +3477,52 @@ static void test_refill_waits_for_imported_copies(void **state)
     rt_down();
 }
 
+/* An inevitable transaction whose writes were unbacked until it became inevitable
+ * (_stm_become_inevitable backs them) commits by the full path, which ends the
+ * inevitability and gives the ownership up, even where its granules stayed private. */
+static int ie_owner, ie_inevitable;
+static void *ie_a(void *arg)
+{
+    (void)arg;
+    enter(0);
+    SYNC_ATOMIC("test.ie.alloc") {
+        PX = SYNC_ALLOC(cell_t);
+        PX->v = 1;
+    }
+    SYNC_ATOMIC("test.ie.a") {
+        SYNC_WRITE(PX);
+        PX->v = 4;
+        sync_inevitable();
+    }
+    ie_owner = stm_debug_owner(PX);
+    ie_inevitable = atomic_load(&G.inevitable);
+    sem_post(&s_b);
+    sync_runtime_stm.thread_exit(&st_a);
+    return NULL;
+}
+static void *ie_b(void *arg)
+{
+    (void)arg;
+    enter(1);
+    sem_wait(&s_b);             /* entered, idle: A's first write is unbacked */
+    sync_runtime_stm.thread_exit(&st_b);
+    return NULL;
+}
+static void test_inevitable_after_unbacked_write_ends(void **state)
+{
+    (void)state;
+    rt_up(2);
+    LAZY_ONLY();
+    unsigned long lean0 = atomic_load(&stm_test_unbacked_commits);
+    run2(ie_a, ie_b);
+    assert_int_equal(ie_inevitable, 0);
+    assert_int_equal(ie_owner, -1);
+    assert_int_equal(atomic_load(&stm_test_unbacked_commits) - lean0, 0);
+    assert_int_equal(committed_v(PX), 4);
+    assert_int_equal(st_a.inevitable, 1);
+    rt_down();
+}
+
 /* The inevitability after an unbacked write: A writes PX (its own, unbacked) and becomes
  * inevitable, which backs the write and takes PX's ownership first (an inevitable
  * transaction cannot abort, and B may take the granule while it runs). B then takes the
@@ -3617,6 +3743,8 @@ int main(void)
         cmocka_unit_test(test_own_ring_frees_in_order),
         cmocka_unit_test(test_entry_keep_is_bounded),
         cmocka_unit_test(test_private_commit_appends_nothing),
+        cmocka_unit_test(test_short_path_only_for_unbacked_writes),
+        cmocka_unit_test(test_inevitable_after_unbacked_write_ends),
         cmocka_unit_test(test_fill_waits_for_private_commit),
         cmocka_unit_test(test_private_commit_races_first_access),
         cmocka_unit_test(test_fill_reaches_the_holders_snapshot),

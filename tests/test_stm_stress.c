@@ -393,6 +393,7 @@ static void run_reenter(int nthreads, const char *chaos, long n, long every)
 {
     setup(nthreads, chaos);
     atomic_store(&stm_test_private_commits, 0);
+    atomic_store(&stm_test_unbacked_commits, 0);
     atomic_store(&stm_test_closings, 0);
     atomic_store(&stm_test_unbacked_restores, 0);
     atomic_store(&stm_test_refills, 0);
@@ -463,7 +464,8 @@ static void run_reenter(int nthreads, const char *chaos, long n, long every)
         assert_true(atomic_load(&alone_attempts) > 0);
     print_message("threads=%d chaos=%s iters=%ld reenter=%ld alone=%ld commits=%llu "
                   "aborts=%llu (ww %llu rw %llu inev %llu other %llu) inevitable=%llu "
-                  "unshared=%llu private=%lu taken=%lu unbacked restores=%lu refills=%lu "
+                  "unshared=%llu private=%lu (unbacked only %lu) taken=%lu unbacked "
+                  "restores=%lu refills=%lu "
                   "depot spills=%lu takes=%lu\n",
                   nthreads, chaos ? chaos : "off", iters, every, atomic_load(&alone_attempts),
                   (unsigned long long)total.commits,
@@ -473,7 +475,8 @@ static void run_reenter(int nthreads, const char *chaos, long n, long every)
                   (unsigned long long)total.aborts[SYNC_ABORT_INEVITABLE],
                   (unsigned long long)total.aborts[SYNC_ABORT_OTHER],
                   (unsigned long long)total.inevitable, (unsigned long long)total.unshared_pages,
-                  atomic_load(&stm_test_private_commits), atomic_load(&stm_test_closings),
+                  atomic_load(&stm_test_private_commits), atomic_load(&stm_test_unbacked_commits),
+                  atomic_load(&stm_test_closings),
                   atomic_load(&stm_test_unbacked_restores), atomic_load(&stm_test_refills),
                   atomic_load(&stm_test_depot_spills), atomic_load(&stm_test_depot_takes));
     if (nthreads > 1 && !stm_debug_eager_pages()) /* the private path and its transitions ran */

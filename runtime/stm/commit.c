@@ -55,6 +55,8 @@ void (*stm_test_private_prechecked)(void);
 void (*stm_test_private_checked)(void);
 void (*stm_test_restore_checked)(void);
 _Atomic unsigned long stm_test_private_commits;
+_Atomic unsigned long stm_test_unbacked_commits;
+_Atomic unsigned long stm_test_unbacked_fallbacks;
 _Atomic unsigned long stm_test_unbacked_restores;
 #endif
 
@@ -503,11 +505,13 @@ void _stm_write_slowpath(void __seg_gs *obj)
      * size is read through %gs: a first access faults and fills there. */
     uint32_t size = ((const struct sync_hdr __seg_gs *)obj)->size;
     ensure_accessible(off, size, 0);
+    int dirty = STM_DIRTY_OTHER;
 
     /* relaxed: a hint (above); G.eager: nothing is private */
     if (atomic_load_explicit(&G.nactive, memory_order_relaxed) > 1 && !s->inevitable &&
         !G.eager && run_private(s, off, size, memory_order_relaxed)) {
         push_unbacked(s, off, size);
+        dirty = STM_DIRTY_UNBACKED;
     } else {
         uint64_t w = take_ownership(s, off, 0);
         push_backup(s, off, size, w); /* w = the word before we owned it */
@@ -517,7 +521,7 @@ void _stm_write_slowpath(void __seg_gs *obj)
     STM_ASSERT(s->nowned <= s->nws, "I3: owned objects are among the written ones");
     stm_read_barrier(obj);        /* a write implies a read (I5) */
     ((struct sync_hdr __seg_gs *)obj)->flags &= ~STM_WB;
-    stm_self.dirty = 1;
+    stm_self.dirty |= dirty;
 }
 
 /*
@@ -601,7 +605,7 @@ void _stm_become_inevitable(void)
     /* release: pairs with the acquire in wait_inevitable_gone / commit */
     atomic_store_explicit(&G.inevitable, s->idx, memory_order_release);
     s->inevitable = 1;
-    stm_self.dirty = 1; /* its commit must clear the inevitability: out of line */
+    stm_self.dirty |= STM_DIRTY_OTHER; /* its commit must clear the inevitability */
     s->stats.inevitable++;
     stm_commit_unlock();
 }
@@ -774,12 +778,20 @@ static inline void publish_run(struct stm_seg *s, uintptr_t off, size_t len)
 
 /* ---------------------------------------------------------- private commits */
 
-/* Did the running transaction write, allocate and free only in granules s alone holds? */
-static int tx_private(const struct stm_seg *s, memory_order mo)
+/* Did the running transaction write only in granules s alone holds? */
+SYNC_INLINE int ws_private(const struct stm_seg *s, memory_order mo)
 {
     for (size_t i = 0; i < s->nws; i++)
         if (!run_private(s, s->ws[i].off, s->ws[i].size, mo))
             return 0;
+    return 1;
+}
+
+/* Did the running transaction write, allocate and free only in granules s alone holds? */
+static int tx_private(const struct stm_seg *s, memory_order mo)
+{
+    if (!ws_private(s, mo))
+        return 0;
     for (size_t i = 0; i < s->nranges; i++)
         if (!run_private(s, s->ranges[i].a, s->ranges[i].b - s->ranges[i].a, mo))
             return 0;
@@ -787,6 +799,38 @@ static int tx_private(const struct stm_seg *s, memory_order mo)
         if (!run_private(s, s->recycled[i].off, s->recycled[i].size, mo))
             return 0;
     return 1;
+}
+
+/* The private commit's steps that commit_unbacked shares. Our half of the Dekker pair
+ * with a filler that closes one of our granules (pages.c, close_private) opens: privseq
+ * odd (seq_cst store; the caller's seq_cst loads of the granules' words follow).
+ * Returns the even value it had. */
+SYNC_INLINE uint64_t private_open(struct stm_seg *s)
+{
+    STM_TEST_HOOK(private_prechecked);
+    chaos_point(s);
+    uint64_t v = atomic_load_explicit(&s->privseq, memory_order_relaxed); /* our own */
+    STM_ASSERT(!(v & 1), "privseq is even between private commits");
+    /* seq_cst, store and loads: our half of the Dekker pair (pages.c, close_private) */
+    atomic_store_explicit(&s->privseq, v + 1, memory_order_seq_cst);
+    return v;
+}
+
+/* ... and closes (release: pairs with the acquire loads of a filler waiting in
+ * close_private: whatever we copied and released before is visible to it). */
+SYNC_INLINE void private_close(struct stm_seg *s, uint64_t v)
+{
+    atomic_store_explicit(&s->privseq, v + 2, memory_order_release);
+}
+
+/* The written objects into segment 0, each with STM_WB (every committed copy carries
+ * it, as in _stm_commit). */
+SYNC_INLINE void private_publish_ws(struct stm_seg *s)
+{
+    for (size_t i = 0; i < s->nws; i++) {
+        ((struct sync_hdr *)(s->base + s->ws[i].off))->flags |= STM_WB;
+        publish_run(s, s->ws[i].off, s->ws[i].size);
+    }
 }
 
 /*
@@ -807,25 +851,15 @@ static int commit_private(struct stm_seg *s)
     /* relaxed: a first look, which costs a shared commit only these loads */
     if (!tx_private(s, memory_order_relaxed))
         return 0;
-    STM_TEST_HOOK(private_prechecked);
-    chaos_point(s);
-    uint64_t v = atomic_load_explicit(&s->privseq, memory_order_relaxed); /* our own */
-    STM_ASSERT(!(v & 1), "privseq is even between private commits");
-    /* seq_cst, store and loads: our half of the Dekker pair (pages.c, close_private) */
-    atomic_store_explicit(&s->privseq, v + 1, memory_order_seq_cst);
+    uint64_t v = private_open(s);
     if (!tx_private(s, memory_order_seq_cst)) {
-        /* release: nothing was copied; pairs with a waiting filler's acquire */
-        atomic_store_explicit(&s->privseq, v + 2, memory_order_release);
+        private_close(s, v); /* nothing was copied */
         return 0;
     }
     STM_TEST_HOOK(private_checked);
     chaos_point(s);
     uint64_t rev = atomic_load_explicit(&s->rev, memory_order_relaxed); /* our own */
-    /* Every committed copy carries STM_WB (as in _stm_commit). */
-    for (size_t i = 0; i < s->nws; i++) {
-        ((struct sync_hdr *)(s->base + s->ws[i].off))->flags |= STM_WB;
-        publish_run(s, s->ws[i].off, s->ws[i].size);
-    }
+    private_publish_ws(s);
     for (size_t i = 0; i < s->nranges; i++) {
         flag_new_range(s, s->ranges[i].a, s->ranges[i].b, 0);
         publish_run(s, s->ranges[i].a, s->ranges[i].b - s->ranges[i].a);
@@ -845,9 +879,7 @@ static int commit_private(struct stm_seg *s)
                        "I3: the committer owns every object it releases");
             atomic_store_explicit(wlock_slot(s->ws[i].off), rev << 16, memory_order_release);
         }
-    /* release: pairs with the acquire loads of a filler waiting in close_private: our
-     * copies and releases are visible to it */
-    atomic_store_explicit(&s->privseq, v + 2, memory_order_release);
+    private_close(s, v);
     /* A stale request of an inevitable transaction (as at the end of _stm_commit;
      * relaxed likewise). */
     if (s->nowned && SYNC_UNLIKELY(atomic_load_explicit(&s->abort_request, memory_order_relaxed)))
@@ -1241,12 +1273,79 @@ SYNC_INLINE void commit_logged(struct stm_seg *s)
     commit_collect(s, e, rev);
 }
 
-void _stm_commit(void)
+#ifdef STMBENCH_DEBUG
+/* Only unbacked writes in the attempt's logs: what STM_DIRTY_UNBACKED alone says. */
+static int only_unbacked(const struct stm_seg *s)
 {
-    struct stm_seg *s = stm_me;
+    return s->nws && s->nunbacked == s->nws && s->bump == s->range_start && !s->nranges &&
+           !s->nrecycled && !s->nfrees && !s->inevitable;
+}
+#endif
+
+/*
+ * The commonest private commit, a slice of an interpreter over its own objects: every
+ * write unbacked and nothing else done (stm_self.dirty is STM_DIRTY_UNBACKED: no backed
+ * write, allocation, free or inevitability). It is commit_private without what such a
+ * commit never has (new and recycled objects, owned objects to give up, frees) and
+ * without its first look at the granules, which the write barrier took: the same Dekker
+ * pair on privseq, the same copies, the same hooks. The same rules as commit_prepare's:
+ * chaos aborts one attempt in four, and no private commit alone or with eager pages.
+ * About 3-5% of a 100-bytecode slice of interp `counters` at 2 threads
+ * (docs/stm-measured.md, "The unbacked commit's short path"). Returns 0 (nothing done)
+ * where commit_prepare must decide.
+ */
+SYNC_INLINE int commit_unbacked(struct stm_seg *s)
+{
+#ifdef STMBENCH_DEBUG
+    STM_ASSERT(only_unbacked(s), "dirty is STM_DIRTY_UNBACKED: unbacked writes only");
+#endif
+    STM_ASSERT(s->nowned == 0 && !s->claimed, "I3: unbacked writes own nothing");
+    /* relaxed: a hint, as in commit_prepare */
+    if (atomic_load_explicit(&G.nactive, memory_order_relaxed) <= 1 || G.eager)
+        return 0;
+    if (SYNC_UNLIKELY(G.chaos)) {
+        chaos_point(s);
+        if ((chaos_rand(s) & 3) == 0) /* as in commit_prepare */
+            stm_abort(SYNC_ABORT_OTHER, -1, s->ws[0].off);
+    }
+    uint64_t v = private_open(s);
+    if (!ws_private(s, memory_order_seq_cst)) {
+        private_close(s, v); /* nothing was copied: commit_prepare decides */
+#ifdef STM_TEST_HOOKS
+        /* relaxed: a count read after the threads are joined */
+        atomic_fetch_add_explicit(&stm_test_unbacked_fallbacks, 1, memory_order_relaxed);
+#endif
+        return 0;
+    }
+    STM_TEST_HOOK(private_checked);
+    chaos_point(s);
+    private_publish_ws(s);
+    chaos_point(s);
+    private_close(s, v);
+    tx_reset(s);
+#ifdef STM_TEST_HOOKS
+    /* relaxed: counts read after the threads are joined */
+    atomic_fetch_add_explicit(&stm_test_private_commits, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&stm_test_unbacked_commits, 1, memory_order_relaxed);
+#endif
+    TA_PHASE(TA_PUBLISH);
+    return 1;
+}
+
+
+/* A commit's clock: one commit in SYNC_COMMIT_SAMPLE is timed (the TSC: cheaper than
+ * clock_gettime) for the commit latency histogram. */
+struct commit_clock {
+    int timed;
+    uint64_t t0;
+};
+
+SYNC_INLINE struct commit_clock commit_start(struct stm_seg *s)
+{
     SYNC_COMPILER_BARRIER();
-    int timed = (++s->commit_counter & (SYNC_COMMIT_SAMPLE - 1)) == 0;
-    uint64_t t0 = timed ? ticks() : 0;    /* the TSC: cheaper than clock_gettime */
+    struct commit_clock c = {(++s->commit_counter & (SYNC_COMMIT_SAMPLE - 1)) == 0, 0};
+    if (c.timed)
+        c.t0 = ticks();
     STM_ASSERT(stm_self.depth == 1, "commit: the outermost block ends");
     STM_ASSERT(!stm_in_commit(s), "commit: starts outside the commit lock and window");
     STM_ASSERT(!atomic_load_explicit(&s->publishing, memory_order_relaxed),
@@ -1254,14 +1353,11 @@ void _stm_commit(void)
     STM_ASSERT(!s->inevitable ||
                    atomic_load_explicit(&G.inevitable, memory_order_relaxed) == s->idx,
                "I6: an inevitable transaction is G.inevitable");
+    return c;
+}
 
-    if (!stm_self.dirty)
-        /* Read-only: it read one consistent snapshot (I1), so it serialises at
-         * s->rev without validation. */
-        end_inevitability(s);
-    else if (!commit_prepare(s))
-        commit_logged(s);
-
+SYNC_INLINE void commit_end(struct stm_seg *s, struct commit_clock c)
+{
     STM_ASSERT(!s->inevitable &&
                    atomic_load_explicit(&G.inevitable, memory_order_relaxed) != s->idx,
                "I6: a commit ends inevitability");
@@ -1271,7 +1367,21 @@ void _stm_commit(void)
     s->stats.commits++;
     stm_self.depth = 0;
     TA_TX_END();
-    if (timed)
-        lat_add(&s->stats.commit_hist, (uint64_t)((double)(ticks() - t0) * G.ns_per_tick));
+    if (c.timed)
+        lat_add(&s->stats.commit_hist, (uint64_t)((double)(ticks() - c.t0) * G.ns_per_tick));
     SYNC_COMPILER_BARRIER();
+}
+
+void _stm_commit(void)
+{
+    struct stm_seg *s = stm_me;
+    struct commit_clock c = commit_start(s);
+    if (!stm_self.dirty)
+        /* Read-only: it read one consistent snapshot (I1), so it serialises at
+         * s->rev without validation. */
+        end_inevitability(s);
+    else if (!(stm_self.dirty == STM_DIRTY_UNBACKED && commit_unbacked(s)) &&
+             !commit_prepare(s))
+        commit_logged(s);
+    commit_end(s, c);
 }

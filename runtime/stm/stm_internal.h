@@ -748,6 +748,9 @@ extern void (*stm_test_closing)(void);
 /* Counts of private commits and of granules taken from their private holders (for the
  * stress test's report; relaxed increments). */
 extern _Atomic unsigned long stm_test_private_commits, stm_test_closings;
+/* Private commits that took commit_unbacked (commit.c), a subset of the above, and its
+ * handshakes that found a granule taken (the commit then went on to commit_prepare). */
+extern _Atomic unsigned long stm_test_unbacked_commits, stm_test_unbacked_fallbacks;
 /* Counts of granules an abort brought back to its snapshot (pages.c, stm_refill_granules)
  * and of unbacked writes an abort restored from segment 0 (commit.c). */
 extern _Atomic unsigned long stm_test_refills, stm_test_unbacked_restores;

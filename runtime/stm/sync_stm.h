@@ -54,13 +54,21 @@ struct stm_tls {
     uint16_t mark;           /* the running transaction marks its reads: another thread
                               * was entered at its begin (DESIGN.md, "A thread alone") */
     int depth;               /* atomic-block nesting; 0 = not in a transaction */
-    int dirty;               /* the transaction wrote, allocated, freed or is inevitable */
+    int dirty;               /* what the transaction did besides reading: 0 nothing, else
+                              * STM_DIRTY_* bits (below) */
     int aborts_in_row;       /* consecutive aborts of the current block */
     uint64_t ro_commits;     /* read-only commits, counted inline */
     struct stm_jmpbuf jb;        /* restart point of the outermost block */
     struct stm_jmpbuf nested_jb; /* scratch for nested blocks (never jumped to) */
 };
 extern __thread struct stm_tls stm_self;
+
+/* stm_self.dirty's bits. UNBACKED alone: every write was unbacked (the write barrier
+ * found the granule ours, DESIGN.md "Unbacked writes") and nothing else happened, so
+ * the commit can take the short private path (commit.c, commit_unbacked) on this one
+ * test. OTHER: a write with a backup, an allocation, a free or inevitability. */
+#define STM_DIRTY_UNBACKED 1
+#define STM_DIRTY_OTHER 2
 
 int _stm_begin(const char *site);      /* starts (or restarts) the outermost block */
 void _stm_commit(void);                /* commits; on conflict aborts and longjmps */
