@@ -2340,9 +2340,10 @@ static void test_private_commit_appends_nothing(void **state)
 /* The short path of a private commit is for unbacked writes alone (commit_unbacked,
  * stm_self.dirty == STM_DIRTY_UNBACKED). A allocates Q and, in the same transaction,
  * writes PX unbacked and links Q from it (the allocation first: the write must not
- * forget it); then a second transaction writes PX alone. The first must commit by the full private path, which copies the new object
- * into segment 0 and flags it; the second by the short one. B then reads PX and Q
- * (taking the granule): both committed values, and Q's write flag set in segment 0. */
+ * forget it); then a second transaction writes PX alone. The first must commit by the
+ * full private path, which copies the new object into segment 0 and flags it; the
+ * second by the short one. B then reads PX and Q (taking the granule): both committed
+ * values, and Q's write flag set in segment 0. */
 static long nq_seen_px, nq_seen_q;
 static unsigned long nq_lean_after_first;
 static void *nq_a(void *arg)
@@ -2395,7 +2396,8 @@ static void test_short_path_only_for_unbacked_writes(void **state)
     run2(nq_a, nq_b);
     assert_int_equal(nq_lean_after_first, 0);  /* the allocating one: the full path */
     assert_int_equal(atomic_load(&stm_test_unbacked_commits) - lean0, 1);
-    assert_true(atomic_load(&stm_test_private_commits) - priv0 >= 2);
+    /* the allocation of PX, the allocating write, the write alone: all private */
+    assert_int_equal(atomic_load(&stm_test_private_commits) - priv0, 3);
     assert_int_equal(nq_seen_px, 3);
     assert_int_equal(nq_seen_q, 7);
     cell_ref q = ((const cell_t *)stm_debug_committed(PX))->next;
@@ -2411,6 +2413,7 @@ static void test_short_path_only_for_unbacked_writes(void **state)
 static atomic_int fp_b_done;
 static long fp_seen, fp_committed_while_parked;
 static int fp_b_early;
+static int fp_alloc;            /* A's transaction also allocates: the full private path */
 static void *fp_a(void *arg)
 {
     (void)arg;
@@ -2422,6 +2425,8 @@ static void *fp_a(void *arg)
     priv_arm = 1;
     stm_test_private_checked = priv_park;
     SYNC_ATOMIC("test.fp.a") {
+        if (fp_alloc)
+            PX->next = SYNC_ALLOC(cell_t);
         SYNC_WRITE(PX);
         PX->v = 2;
     }
@@ -2453,36 +2458,50 @@ static void *fp_main(void *arg)
     sem_post(&s_a);
     return NULL;
 }
-static void test_fill_waits_for_private_commit(void **state)
+static void fill_waits_for_private_commit(int alloc)
 {
-    (void)state;
     rt_up(2);
     LAZY_ONLY();
     atomic_store(&fp_b_done, 0);
+    fp_alloc = alloc;
     unsigned long lean0 = atomic_load(&stm_test_unbacked_commits);
     pthread_t tm;
     pthread_create(&tm, NULL, fp_main, NULL);
     run2(fp_a, fp_b);
     pthread_join(tm, NULL);
-    /* A's write of PX, unbacked, committed by the short path (commit_unbacked) */
-    assert_int_equal(atomic_load(&stm_test_unbacked_commits) - lean0, 1);
+    /* A's write of PX, unbacked, committed by the short path (commit_unbacked); with an
+     * allocation beside it, by commit_private */
+    assert_int_equal(atomic_load(&stm_test_unbacked_commits) - lean0, alloc ? 0 : 1);
     assert_int_equal(fp_committed_while_parked, 1);
     assert_int_equal(fp_b_early, 0);      /* B waited in its fill */
     assert_int_equal(fp_seen, 2);
     assert_int_equal(gs_kind_of(PX), GS_SHARED);
     assert_int_equal(committed_v(PX), 2);
+    if (alloc)
+        assert_true(((const cell_t *)stm_debug_committed(PX))->next != SYNC_NULL);
     assert_int_equal(st_a.import_entries + st_b.import_entries, 0);
     rt_down();
 }
+static void test_fill_waits_for_private_commit(void **state)
+{
+    (void)state;
+    fill_waits_for_private_commit(0);
+}
+static void test_fill_waits_for_full_private_commit(void **state)
+{
+    (void)state;
+    fill_waits_for_private_commit(1);
+}
 
 /* The owner's commit racing another thread's first access: A reads Y (shared) and
- * writes PX (its own) = Y + 10, and parks in its commit after the first, relaxed look
- * found PX's granule private, before its handshake. B then takes the granule (A is not
+ * writes PX (its own) = Y + 10, and parks in its private commit before its handshake
+ * (the short path: the write barrier found PX's granule ours; with an allocation beside
+ * the write, commit_private, after its first, relaxed look). B then takes the granule (A is not
  * copying: no wait), reads PX and writes Y = PX + 100, and commits. A's handshake must
  * find the granule taken and commit with an entry, whose validation finds B's write of
  * Y: A aborts and its retry reads B's Y. The outcome must be serialisable: B then A
  * gives Y = 100, PX = 110; both on their snapshots (A private) would give PX = 10. */
-static int rc_attempts_a;
+static int rc_attempts_a, rc_alloc;
 static void *rc_a(void *arg)
 {
     (void)arg;
@@ -2495,6 +2514,8 @@ static void *rc_a(void *arg)
     stm_test_private_prechecked = priv_park;
     SYNC_ATOMIC("test.rc.a") {
         rc_attempts_a++;
+        if (rc_alloc)
+            (void)SYNC_ALLOC(cell_t);
         SYNC_READ(Y);
         long y = Y->v;
         SYNC_WRITE(PX);
@@ -2528,12 +2549,12 @@ static void *rc_main(void *arg)
     sem_post(&s_a);
     return NULL;
 }
-static void test_private_commit_races_first_access(void **state)
+static void private_commit_races_first_access(int alloc)
 {
-    (void)state;
     rt_up(2);
     LAZY_ONLY();
     rc_attempts_a = 0;
+    rc_alloc = alloc;
     unsigned long lean0 = atomic_load(&stm_test_unbacked_commits);
     unsigned long back0 = atomic_load(&stm_test_unbacked_fallbacks);
     pthread_t tm;
@@ -2541,8 +2562,9 @@ static void test_private_commit_races_first_access(void **state)
     run2(rc_a, rc_b);
     pthread_join(tm, NULL);
     /* A's first attempt (PX unbacked) reached the short path, whose handshake found the
-     * granule taken; its retry wrote PX backed (B holds the granule now) */
-    assert_int_equal(atomic_load(&stm_test_unbacked_fallbacks) - back0, 1);
+     * granule taken (with an allocation: commit_private's); its retry wrote PX backed
+     * (B holds the granule now) */
+    assert_int_equal(atomic_load(&stm_test_unbacked_fallbacks) - back0, alloc ? 0 : 1);
     assert_int_equal(atomic_load(&stm_test_unbacked_commits) - lean0, 0);
     assert_int_equal(committed_v(Y), 100);
     assert_int_equal(committed_v(PX), 110);
@@ -2550,6 +2572,16 @@ static void test_private_commit_races_first_access(void **state)
     assert_int_equal(st_a.aborts[SYNC_ABORT_READ_WRITE], 1);
     assert_int_equal(gs_kind_of(PX), GS_SHARED);
     rt_down();
+}
+static void test_private_commit_races_first_access(void **state)
+{
+    (void)state;
+    private_commit_races_first_access(0);
+}
+static void test_full_private_commit_races_first_access(void **state)
+{
+    (void)state;
+    private_commit_races_first_access(1);
 }
 
 /* A fill that takes a granule from a holder whose snapshot is newer: A keeps PX = 2 * Y
@@ -3481,6 +3513,7 @@ static void test_refill_waits_for_imported_copies(void **state)
  * (_stm_become_inevitable backs them) commits by the full path, which ends the
  * inevitability and gives the ownership up, even where its granules stayed private. */
 static int ie_owner, ie_inevitable;
+static size_t ie_unbacked;
 static void *ie_a(void *arg)
 {
     (void)arg;
@@ -3492,6 +3525,7 @@ static void *ie_a(void *arg)
     SYNC_ATOMIC("test.ie.a") {
         SYNC_WRITE(PX);
         PX->v = 4;
+        ie_unbacked = seg_of(0)->nunbacked;  /* the write was unbacked */
         sync_inevitable();
     }
     ie_owner = stm_debug_owner(PX);
@@ -3515,6 +3549,7 @@ static void test_inevitable_after_unbacked_write_ends(void **state)
     LAZY_ONLY();
     unsigned long lean0 = atomic_load(&stm_test_unbacked_commits);
     run2(ie_a, ie_b);
+    assert_int_equal(ie_unbacked, 1);
     assert_int_equal(ie_inevitable, 0);
     assert_int_equal(ie_owner, -1);
     assert_int_equal(atomic_load(&stm_test_unbacked_commits) - lean0, 0);
@@ -3746,7 +3781,9 @@ int main(void)
         cmocka_unit_test(test_short_path_only_for_unbacked_writes),
         cmocka_unit_test(test_inevitable_after_unbacked_write_ends),
         cmocka_unit_test(test_fill_waits_for_private_commit),
+        cmocka_unit_test(test_fill_waits_for_full_private_commit),
         cmocka_unit_test(test_private_commit_races_first_access),
+        cmocka_unit_test(test_full_private_commit_races_first_access),
         cmocka_unit_test(test_fill_reaches_the_holders_snapshot),
         cmocka_unit_test(test_private_commit_then_abort),
         cmocka_unit_test(test_private_free_not_reused_under_reader),

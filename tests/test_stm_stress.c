@@ -483,7 +483,7 @@ static void run_reenter(int nthreads, const char *chaos, long n, long every)
         assert_true(atomic_load(&stm_test_private_commits) > 0 &&
                     atomic_load(&stm_test_closings) > 0);
     /* aborts of unbacked writes: chaos aborts a quarter of the attempts that reach
-     * their commit with some (commit.c, commit_prepare) */
+     * their commit with some (commit.c, commit_unbacked and commit_prepare) */
     if (nthreads > 1 && chaos && atomic_load(&stm_test_private_commits) >= 50)
         assert_true(atomic_load(&stm_test_unbacked_restores) > 0);
     sync_stats_free(&total);

@@ -736,8 +736,9 @@ extern void (*stm_test_fill_waited)(void);
 /* Called, when set, by a granule fill between its copy of segment 0 (outside the lock)
  * and the undo of the newer entries (under it) (pages.c). */
 extern void (*stm_test_fill_copied)(void);
-/* Called, when set, by a commit that looks private (every granule it wrote ours alone,
- * read relaxed) before its Dekker handshake with fillers (commit.c, commit_private). */
+/* Called, when set, by a private commit before its Dekker handshake with fillers
+ * (commit.c, private_open): in commit_private after a relaxed look found every granule
+ * it wrote ours alone, in commit_unbacked after the write barrier's looks. */
 extern void (*stm_test_private_prechecked)(void);
 /* Called, when set, by a private commit after its handshake, before its copies into
  * segment 0 (privseq is odd there). */
