@@ -936,13 +936,19 @@ SYNC_INLINE void end_inevitability(struct stm_seg *s)
 /* Before the window: the new objects' last run, the private commit when it applies, and
  * most of the validation (outside the lock). Returns 1 when the commit is done (a
  * private one). */
-SYNC_INLINE int commit_prepare(struct stm_seg *s)
+/* Chaos at the start of a writing commit: a step, and an abort of one attempt in four
+ * with unbacked writes, for their restore (restore_unbacked), which the barrier's chaos
+ * aborts seldom reach. */
+SYNC_INLINE void chaos_commit_point(struct stm_seg *s)
 {
     chaos_point(s);
-    /* chaos: an abort of an attempt with unbacked writes, now and then, for their
-     * restore (restore_unbacked), which the barrier's chaos aborts seldom reach */
     if (G.chaos && s->nunbacked && !s->inevitable && (chaos_rand(s) & 3) == 0)
         stm_abort(SYNC_ABORT_OTHER, -1, s->ws[0].off);
+}
+
+SYNC_INLINE int commit_prepare(struct stm_seg *s)
+{
+    chaos_commit_point(s);
     if (s->bump != s->range_start)
         push_range(s, s->range_start, s->bump);
     /* With others entered, a transaction that touched only granules we alone hold
@@ -1304,11 +1310,7 @@ SYNC_INLINE int commit_unbacked(struct stm_seg *s)
     /* relaxed: a hint, as in commit_prepare */
     if (atomic_load_explicit(&G.nactive, memory_order_relaxed) <= 1 || G.eager)
         return 0;
-    if (SYNC_UNLIKELY(G.chaos)) {
-        chaos_point(s);
-        if ((chaos_rand(s) & 3) == 0) /* as in commit_prepare */
-            stm_abort(SYNC_ABORT_OTHER, -1, s->ws[0].off);
-    }
+    chaos_commit_point(s);
     uint64_t v = private_open(s);
     if (!ws_private(s, memory_order_seq_cst)) {
         private_close(s, v); /* nothing was copied: commit_prepare decides */
@@ -1333,20 +1335,12 @@ SYNC_INLINE int commit_unbacked(struct stm_seg *s)
     return 1;
 }
 
-
-/* A commit's clock: one commit in SYNC_COMMIT_SAMPLE is timed (the TSC: cheaper than
- * clock_gettime) for the commit latency histogram. */
-struct commit_clock {
-    int timed;
-    uint64_t t0;
-};
-
-SYNC_INLINE struct commit_clock commit_start(struct stm_seg *s)
+void _stm_commit(void)
 {
+    struct stm_seg *s = stm_me;
     SYNC_COMPILER_BARRIER();
-    struct commit_clock c = {(++s->commit_counter & (SYNC_COMMIT_SAMPLE - 1)) == 0, 0};
-    if (c.timed)
-        c.t0 = ticks();
+    int timed = (++s->commit_counter & (SYNC_COMMIT_SAMPLE - 1)) == 0;
+    uint64_t t0 = timed ? ticks() : 0;    /* the TSC: cheaper than clock_gettime */
     STM_ASSERT(stm_self.depth == 1, "commit: the outermost block ends");
     STM_ASSERT(!stm_in_commit(s), "commit: starts outside the commit lock and window");
     STM_ASSERT(!atomic_load_explicit(&s->publishing, memory_order_relaxed),
@@ -1354,11 +1348,15 @@ SYNC_INLINE struct commit_clock commit_start(struct stm_seg *s)
     STM_ASSERT(!s->inevitable ||
                    atomic_load_explicit(&G.inevitable, memory_order_relaxed) == s->idx,
                "I6: an inevitable transaction is G.inevitable");
-    return c;
-}
 
-SYNC_INLINE void commit_end(struct stm_seg *s, struct commit_clock c)
-{
+    if (!stm_self.dirty)
+        /* Read-only: it read one consistent snapshot (I1), so it serialises at
+         * s->rev without validation. */
+        end_inevitability(s);
+    else if (!(stm_self.dirty == STM_DIRTY_UNBACKED && commit_unbacked(s)) &&
+             !commit_prepare(s))
+        commit_logged(s);
+
     STM_ASSERT(!s->inevitable &&
                    atomic_load_explicit(&G.inevitable, memory_order_relaxed) != s->idx,
                "I6: a commit ends inevitability");
@@ -1368,21 +1366,7 @@ SYNC_INLINE void commit_end(struct stm_seg *s, struct commit_clock c)
     s->stats.commits++;
     stm_self.depth = 0;
     TA_TX_END();
-    if (c.timed)
-        lat_add(&s->stats.commit_hist, (uint64_t)((double)(ticks() - c.t0) * G.ns_per_tick));
+    if (timed)
+        lat_add(&s->stats.commit_hist, (uint64_t)((double)(ticks() - t0) * G.ns_per_tick));
     SYNC_COMPILER_BARRIER();
-}
-
-void _stm_commit(void)
-{
-    struct stm_seg *s = stm_me;
-    struct commit_clock c = commit_start(s);
-    if (!stm_self.dirty)
-        /* Read-only: it read one consistent snapshot (I1), so it serialises at
-         * s->rev without validation. */
-        end_inevitability(s);
-    else if (!(stm_self.dirty == STM_DIRTY_UNBACKED && commit_unbacked(s)) &&
-             !commit_prepare(s))
-        commit_logged(s);
-    commit_end(s, c);
 }
