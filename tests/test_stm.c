@@ -2251,6 +2251,14 @@ static void priv_park(void)
     sem_wait(&s_a);
 }
 static int gs_kind_of(cell_ref c) { return GS_KIND(stm_debug_gshare(c)); }
+/* A's own object PX, holding v, allocated in a transaction of its own at `site`. */
+static void alloc_px(const char *site, long v)
+{
+    SYNC_ATOMIC(site) {
+        PX = SYNC_ALLOC(cell_t);
+        PX->v = v;
+    }
+}
 
 /* A commits its own object 100 times, allocating and freeing a scratch object in each
  * transaction, while B is entered: no entry is linked (A's `newest` stays unset, the
@@ -2264,10 +2272,7 @@ static void *pc_a(void *arg)
 {
     (void)arg;
     enter(0);
-    SYNC_ATOMIC("test.priv.alloc") {
-        PX = SYNC_ALLOC(cell_t);
-        PX->v = 0;
-    }
+    alloc_px("test.priv.alloc", 0);
     pc_rev_before = atomic_load(&seg_of(0)->rev);
     cell_ref first = SYNC_NULL;
     pc_reused = 1;
@@ -2350,10 +2355,7 @@ static void *nq_a(void *arg)
 {
     (void)arg;
     enter(0);
-    SYNC_ATOMIC("test.nq.alloc") {
-        PX = SYNC_ALLOC(cell_t);
-        PX->v = 1;
-    }
+    alloc_px("test.nq.alloc", 1);
     unsigned long lean0 = atomic_load(&stm_test_unbacked_commits);
     SYNC_ATOMIC("test.nq.new") {
         cell_ref q = SYNC_ALLOC(cell_t);
@@ -2418,10 +2420,7 @@ static void *fp_a(void *arg)
 {
     (void)arg;
     enter(0);
-    SYNC_ATOMIC("test.fp.alloc") {
-        PX = SYNC_ALLOC(cell_t);
-        PX->v = 1;
-    }
+    alloc_px("test.fp.alloc", 1);
     priv_arm = 1;
     stm_test_private_checked = priv_park;
     SYNC_ATOMIC("test.fp.a") {
@@ -2506,10 +2505,7 @@ static void *rc_a(void *arg)
 {
     (void)arg;
     enter(0);
-    SYNC_ATOMIC("test.rc.alloc") {
-        PX = SYNC_ALLOC(cell_t);
-        PX->v = 0;
-    }
+    alloc_px("test.rc.alloc", 0);
     priv_arm = 1;
     stm_test_private_prechecked = priv_park;
     SYNC_ATOMIC("test.rc.a") {
@@ -2690,10 +2686,7 @@ static void *pa_a(void *arg)
 {
     (void)arg;
     enter(0);
-    SYNC_ATOMIC("test.pa.alloc") {
-        PX = SYNC_ALLOC(cell_t);
-        PX->v = 1;
-    }
+    alloc_px("test.pa.alloc", 1);
     SYNC_ATOMIC("test.pa.commit") {
         SYNC_WRITE(PX);
         PX->v = 2;
@@ -2834,10 +2827,7 @@ static void *lc_a(void *arg)
 {
     (void)arg;
     enter(0);
-    SYNC_ATOMIC("test.lc.alloc") {
-        PX = SYNC_ALLOC(cell_t);
-        PX->v = 1;
-    }
+    alloc_px("test.lc.alloc", 1);
     priv_arm = 1;
     stm_test_after_link = priv_park;
     SYNC_ATOMIC("test.lc.a") {
@@ -2907,10 +2897,7 @@ static void *re_a(void *arg)
     (void)arg;
     char err[256];
     enter(0);
-    SYNC_ATOMIC("test.re.alloc") {
-        PX = SYNC_ALLOC(cell_t);
-        PX->v = 3;
-    }
+    alloc_px("test.re.alloc", 3);
     SYNC_ATOMIC("test.re.w1") {
         SYNC_WRITE(PX);
         PX->v = 4;
@@ -2989,10 +2976,7 @@ static void *ub_a(void *arg)
 {
     (void)arg;
     enter(0);
-    SYNC_ATOMIC("test.ub.alloc") {
-        PX = SYNC_ALLOC(cell_t);
-        PX->v = 1;
-    }
+    alloc_px("test.ub.alloc", 1);
     unsigned long r0 = atomic_load(&stm_test_unbacked_restores);
     SYNC_ATOMIC("test.ub.w") {
         int k = ub_attempts++;
@@ -3053,10 +3037,7 @@ static void *rs_a(void *arg)
 {
     (void)arg;
     enter(0);
-    SYNC_ATOMIC("test.rs.alloc") {
-        PX = SYNC_ALLOC(cell_t);
-        PX->v = 1;
-    }
+    alloc_px("test.rs.alloc", 1);
     priv_arm = 1;
     stm_test_restore_checked = priv_park;
     SYNC_ATOMIC("test.rs.a") {
@@ -3202,10 +3183,7 @@ static void *lb_a(void *arg)
 {
     (void)arg;
     enter(0);
-    SYNC_ATOMIC("test.lc.alloc") {
-        PX = SYNC_ALLOC(cell_t);
-        PX->v = 1;
-    }
+    alloc_px("test.lc.alloc", 1);
     lb_k = 0;
     SYNC_ATOMIC("test.lc.a") {
         int k = lb_k++;
@@ -3262,10 +3240,7 @@ static void *lo_a(void *arg)
 {
     (void)arg;
     enter(0);
-    SYNC_ATOMIC("test.lo.alloc") {
-        PX = SYNC_ALLOC(cell_t);
-        PX->v = 1;
-    }
+    alloc_px("test.lo.alloc", 1);
     lo_k = 0;
     SYNC_ATOMIC("test.lo.a") {
         int k = lo_k++;
@@ -3333,10 +3308,7 @@ static void *ob_a(void *arg)
 {
     (void)arg;
     enter(0);
-    SYNC_ATOMIC("test.ob.alloc") {
-        PX = SYNC_ALLOC(cell_t);
-        PX->v = 111;
-    }
+    alloc_px("test.ob.alloc", 111);
     sem_post(&s_b);             /* B: begin, touching nothing */
     sem_wait(&s_a);
     SYNC_ATOMIC("test.ob.a") {
@@ -3518,10 +3490,7 @@ static void *ie_a(void *arg)
 {
     (void)arg;
     enter(0);
-    SYNC_ATOMIC("test.ie.alloc") {
-        PX = SYNC_ALLOC(cell_t);
-        PX->v = 1;
-    }
+    alloc_px("test.ie.alloc", 1);
     SYNC_ATOMIC("test.ie.a") {
         SYNC_WRITE(PX);
         PX->v = 4;
@@ -3569,10 +3538,7 @@ static void *iw_a(void *arg)
 {
     (void)arg;
     enter(0);
-    SYNC_ATOMIC("test.iw.alloc") {
-        PX = SYNC_ALLOC(cell_t);
-        PX->v = 1;
-    }
+    alloc_px("test.iw.alloc", 1);
     SYNC_ATOMIC("test.iw.a") {
         SYNC_WRITE(PX);
         PX->v = 2;
