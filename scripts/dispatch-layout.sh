@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # scripts/dispatch-layout.sh OUT - how much interp's speed depends on where the link
 # places its dispatch loop. For each dispatch (LAYOUT_MODES, default "threaded switch":
-# one indirect jump per handler, or vm.h's -DIV_SWITCH_DISPATCH) and each padding of
+# one indirect jump per handler, or loop_raw.h's -DIV_SWITCH_DISPATCH) and each padding of
 # LAYOUT_PADS bytes (default 0 8 16 24 32 40 48 56 1040 2088 3128) put before
-# workloads/interp/vm.h's functions (-DIV_LAYOUT_PAD), builds a harness in
+# workloads/interp/loop_raw.h's functions (-DIV_LAYOUT_PAD), builds a harness in
 # build/layout/<mode>-<pad>, then runs interp at 1 thread under each runtime of
 # LAYOUT_RUNTIMES (default seq mutex gil stm locks) for LAYOUT_DURATION seconds
 # (default 0.2), LAYOUT_ROUNDS times (default 5), every build and runtime in each round
@@ -70,7 +70,7 @@ for m in modes:
             v = [float(r["ops_per_s"]) for r in rows
                  if r["mode"] == m and r["runtime"] == rt and r["pad"] == p]
             med[m, rt, p] = statistics.median(v)
-out = ["# interp at 1 thread, M bytecodes/s: median per padding (bytes before vm.h's code)", ""]
+out = ["# interp at 1 thread, M bytecodes/s: median per padding (bytes before loop_raw.h's code)", ""]
 out.append("| dispatch | runtime | " + " | ".join(pads) + " | min | max | max/min |")
 out.append("|---|---|" + "---|" * (len(pads) + 3))
 for m in modes:

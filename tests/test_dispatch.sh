@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# tests/test_dispatch.sh [BUILD] - interp's raw loop (iv_run, workloads/interp/vm.h)
+# tests/test_dispatch.sh [BUILD] - interp's raw loop (iv_run, workloads/interp/loop_raw.h)
 # dispatches with one indirect jump per handler in every runtime's copy of an optimized
 # build: a compiler that merged them back into one shared jump would bring back the
 # loop's dependence on where the link places it (results/dispatch-layout-20261206).
 # Counts `jmp *` in iv_run of BUILD/obj/<runtime>/workloads/interp{,_locks}.o with
-# objdump. The itm copy is a switch (vm.h): it must have its transactional clone. A build without -O2 (MODE=debug) has nothing to check: at -O0 both compilers
+# objdump. The itm copy is a switch (loop_raw.h): it must have its transactional clone. A build without -O2 (MODE=debug) has nothing to check: at -O0 both compilers
 # keep one jump. Prints cmocka's summary lines, so run-tests.sh counts its cases.
 set -u
 cd "$(dirname "$0")/.." || exit 1

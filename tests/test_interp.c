@@ -242,7 +242,7 @@ static void test_modes_itm(void **state)
  * object per 10), and what is freed keeps up with it (the live set is a few objects per
  * thread); a mode that leaked would show allocated far above freed. Under the buffered
  * scheme a thread that ends first leaves in its limbo what it freed since the other's
- * last block end (objvm.h, iv_buf_reclaim): on a loaded machine, where the other can be
+ * last block end (mem_buffered.h, iv_buf_reclaim): on a loaded machine, where the other can be
  * descheduled for tens of ms, that outgrows the bound (106,517 at load 17 on 2 cores).
  * So a configuration gets three tries: a leak fails every one, a stall rarely two. */
 /* One interp run of `prog` under `rt` (2 threads, seq 1) in memory mode `mode` for

@@ -1,6 +1,6 @@
 /*
  * tests/test_interp_counts.c - the buffered reference counts of interp's object model
- * (workloads/interp/obj.h, objvm.h; runtime/stm/DESIGN.md, "Reference counts that do
+ * (workloads/interp/mem_buffered.h; runtime/stm/DESIGN.md, "Reference counts that do
  * not conflict"), stepped one thread at a time: two VM threads of one run (the seq
  * copy of the VM, compiled here), and each step is one part of a block or of what
  * follows it (the block's counting, its settle, the apply after it, a reclaim).
@@ -13,7 +13,7 @@
  *    later epoch;
  *  - an object a block allocated and dropped is freed inside the block (no limbo);
  *  - a block that re-runs forgets the counts of its thrown-away run.
- * And the inline cache of global names (obj.h "Global names").
+ * And the inline cache of global names (loop_obj.h "Global names").
  */
 #define SYNC_RT seq
 #include "runtime/sync.h"
@@ -57,7 +57,7 @@ static struct world setup_world(void)
     w.a = &w.cx->th[0];
     w.b = &w.cx->th[1];
     for (int t = 0; t < 2; t++)   /* both running: their first epoch published */
-        atomic_store(&w.cx->th[t].mem.seen, atomic_load(&w.cx->epoch));
+        atomic_store(&IV_BUFFERED(&w.cx->th[t].mem)->seen, atomic_load(&IV_BUFFERED_CTX(w.cx)->epoch));
     w.list = (iv_olist_ref)w.cx->objs[0];
     return w;
 }
@@ -72,8 +72,8 @@ static struct iv_vm *vm_of(struct iv_thread *th) { return &th->vm[th->cur]; }
 /* A's block makes a box and appends it to L (the stack's reference moves into L). */
 static iv_val a_publishes(struct world *w)
 {
-    iv_buf_begin(&w->a->mem);
-    iv_val x = iv_new_box(w->cx, w->a, vm_of(w->a), 100000);
+    iv_buf_begin(IV_BUFFERED(&w->a->mem));
+    iv_val x = iv_new_box(IV_MEM_BUFFERED, w->cx, w->a, 100000);
     assert_int_equal(iv_olist_append(w->list, x), 0);
     iv_buf_settle(w->a, vm_of(w->a));
     iv_buf_apply(w->cx, w->a);
@@ -88,18 +88,18 @@ static void test_pending_increment_keeps_it(void **state)
     iv_val x = a_publishes(&w);
 
     /* B's block reads L[0] and counts its reference; it completes, not yet applied */
-    iv_buf_begin(&w.b->mem);
+    iv_buf_begin(IV_BUFFERED(&w.b->mem));
     iv_val got = iv_olist_get(w.list, 0);
     assert_true(got == x);
     iv_buf_add(w.b, got, 1);
 
     /* A's block pops it and drops the reference; A applies: 0, into A's limbo */
-    iv_buf_begin(&w.a->mem);
+    iv_buf_begin(IV_BUFFERED(&w.a->mem));
     iv_val popped = iv_olist_pop(w.list);
-    iv_decref(w.cx, w.a, vm_of(w.a), popped);
+    iv_buffered_decref(w.cx, w.a, vm_of(w.a), popped);
     iv_buf_apply(w.cx, w.a);
     assert_int_equal(count_of(x), IV_CNT_LIMBO);
-    assert_int_equal(w.a->mem.nlimbo, 1);
+    assert_int_equal(IV_BUFFERED(&w.a->mem)->nlimbo, 1);
 
     /* A reclaims now: B has not passed a later epoch, so nothing is freed */
     iv_buf_reclaim(w.cx, w.a, false);
@@ -112,22 +112,22 @@ static void test_pending_increment_keeps_it(void **state)
     iv_buf_apply(w.cx, w.a);
     iv_buf_reclaim(w.cx, w.a, false);
     assert_int_equal(count_of(x), 1);
-    assert_int_equal(w.a->mem.nlimbo, 0);
+    assert_int_equal(IV_BUFFERED(&w.a->mem)->nlimbo, 0);
     assert_int_equal(w.a->mem.gc_freed, 0);
 
     /* B drops it: 0, into B's limbo; freed once both threads passed a later epoch */
-    iv_buf_begin(&w.b->mem);
-    iv_decref(w.cx, w.b, vm_of(w.b), got);
+    iv_buf_begin(IV_BUFFERED(&w.b->mem));
+    iv_buffered_decref(w.cx, w.b, vm_of(w.b), got);
     iv_buf_apply(w.cx, w.b);
-    assert_int_equal(w.b->mem.nlimbo, 1);
+    assert_int_equal(IV_BUFFERED(&w.b->mem)->nlimbo, 1);
     iv_buf_reclaim(w.cx, w.b, false);             /* moves the epoch; A is behind it */
     assert_int_equal(w.b->mem.gc_freed, 0);
     iv_buf_apply(w.cx, w.a);                      /* A passes the new epoch */
     iv_buf_apply(w.cx, w.b);
     iv_buf_reclaim(w.cx, w.b, false);
     assert_int_equal(w.b->mem.gc_freed, 1);
-    assert_int_equal(w.b->mem.nlimbo, 0);
-    assert_true(atomic_load(&((struct iv_count *)w.b->mem.cfree[w.b->mem.ncfree - 1])->n) ==
+    assert_int_equal(IV_BUFFERED(&w.b->mem)->nlimbo, 0);
+    assert_true(atomic_load(&((struct iv_count *)IV_BUFFERED(&w.b->mem)->cfree[IV_BUFFERED(&w.b->mem)->ncfree - 1])->n) ==
                 IV_CNT_DEAD);
     iv_buf_reclaim(w.cx, w.b, false);             /* nothing left: freed once */
     assert_int_equal(w.b->mem.gc_freed, 1);
@@ -140,14 +140,14 @@ static void test_finished_thread_does_not_hold(void **state)
     (void)state;
     struct world w = setup_world();
     iv_val x = a_publishes(&w);
-    iv_buf_begin(&w.a->mem);
-    iv_decref(w.cx, w.a, vm_of(w.a), iv_olist_pop(w.list));
+    iv_buf_begin(IV_BUFFERED(&w.a->mem));
+    iv_buffered_decref(w.cx, w.a, vm_of(w.a), iv_olist_pop(w.list));
     iv_buf_apply(w.cx, w.a);
     iv_buf_reclaim(w.cx, w.a, false);
     iv_buf_apply(w.cx, w.a);
     iv_buf_reclaim(w.cx, w.a, false);
     assert_int_equal(w.a->mem.gc_freed, 0);           /* B still runs, behind */
-    atomic_store(&w.b->mem.seen, UINT64_MAX);          /* B finished */
+    atomic_store(&IV_BUFFERED(&w.b->mem)->seen, UINT64_MAX);          /* B finished */
     iv_buf_reclaim(w.cx, w.a, false);
     assert_int_equal(w.a->mem.gc_freed, 1);
     (void)x;
@@ -161,15 +161,15 @@ static void test_dead_at_end_freed_in_block(void **state)
     struct world w = setup_world();
     struct iv_vm *vm = vm_of(w.a);
     uint64_t frees = w.a->mem.frees;
-    iv_buf_begin(&w.a->mem);
-    iv_val l = iv_new_container(w.cx, w.a, vm, IV_T_LIST, false);
-    iv_val x = iv_new_box(w.cx, w.a, vm, 5000);
+    iv_buf_begin(IV_BUFFERED(&w.a->mem));
+    iv_val l = iv_new_container(IV_MEM_BUFFERED, w.cx, w.a, IV_T_LIST);
+    iv_val x = iv_new_box(IV_MEM_BUFFERED, w.cx, w.a, 5000);
     assert_int_equal(iv_olist_append((iv_olist_ref)iv_vref(l), x), 0);  /* x moves in */
-    iv_decref(w.cx, w.a, vm, l);                        /* the list is dropped */
+    iv_buffered_decref(w.cx, w.a, vm, l);                        /* the list is dropped */
     iv_buf_settle(w.a, vm);
     assert_int_equal(w.a->mem.frees - frees, 2);             /* the list, then its element */
     iv_buf_apply(w.cx, w.a);
-    assert_int_equal(w.a->mem.nlimbo, 0);
+    assert_int_equal(IV_BUFFERED(&w.a->mem)->nlimbo, 0);
     /* and one that survives (published in L) is not */
     iv_val y = a_publishes(&w);
     assert_int_equal(count_of(y), 1);
@@ -182,10 +182,10 @@ static void test_rerun_forgets_counts(void **state)
     (void)state;
     struct world w = setup_world();
     iv_val x = a_publishes(&w);
-    iv_buf_begin(&w.b->mem);
+    iv_buf_begin(IV_BUFFERED(&w.b->mem));
     iv_buf_add(w.b, iv_olist_get(w.list, 0), 1);       /* the run that aborts */
     iv_buf_add(w.b, iv_olist_get(w.list, 0), 1);
-    iv_buf_begin(&w.b->mem);                           /* the re-run: reads nothing */
+    iv_buf_begin(IV_BUFFERED(&w.b->mem));                           /* the re-run: reads nothing */
     iv_buf_apply(w.cx, w.b);
     assert_int_equal(count_of(x), 1);
     iv_teardown(w.cx);
@@ -253,7 +253,7 @@ static void test_abandoned_stack_dropped(void **state)
     struct iv_vm *vm = &th->vm[th->cur];
     assert_true(vm->stuck);
     assert_true(vm->sp > 0);
-    iv_drop_stacks(cx);
+    iv_mem_teardown_stacks(cx->memory, cx);
     /* what is left is x's value alone: the stack's boxes are freed */
     assert_int_equal(th->mem.allocs - th->mem.frees, 1);
     iv_teardown(cx);

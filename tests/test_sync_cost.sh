@@ -53,6 +53,44 @@ grep -q '^toy,locks,21,21,7,3,2,0,' <<<"$got" || r=1     # +5 lines, +2 sites, b
 grep -q '^toy,mutex,4,4,0,0,0,4,' <<<"$got" || r=1
 check "each rule moves its count" $r "$got"
 
+# 3b. Calls the syntax hides: a name pasted in a macro (toy_##name##_one(g)) calls the
+#     units it can make; a unit passed as an argument (a function pointer) is taken as
+#     called there. Each gives its ordering: bin before gate, pair before gate.
+rm -rf "$tmp/paste" && mkdir "$tmp/paste" && cp -r "$fx"/. "$tmp/paste"/
+cat >>"$tmp/paste/workloads/toy_locks.c" <<'EOC'
+
+struct gate {
+    wl_spin_t lock;
+};
+static void toy_gate_one(struct gate *g)
+{
+    wl_spin_lock(&g->lock);
+    wl_spin_unlock(&g->lock);
+}
+#define TOY_CALL_(name, g) toy_##name##_one(g)
+static void toy_via_paste(struct bin *x, struct gate *g)
+{
+    wl_spin_lock(&x->lock);
+    TOY_CALL_(gate, g);
+    wl_spin_unlock(&x->lock);
+}
+static void toy_apply(void (*f)(struct gate *), struct gate *g)
+{
+    f(g);
+}
+static void toy_via_pointer(struct pair *a, struct gate *g)
+{
+    pair_lock(a);
+    toy_apply(toy_gate_one, g);
+    pair_unlock(a);
+}
+EOC
+got=$("$PY" scripts/sync_cost.py --root "$tmp/paste" --details 2>&1)
+r=0
+grep -q 'toy (locks):.*bin.lock before gate.lock' <<<"$got" || r=1
+grep -q 'toy (locks):.*pair.lock before gate.lock' <<<"$got" || r=1
+check "pasted names and function pointers are followed" $r "$got"
+
 # 4. Bad input: exit 2 with a message naming the file.
 "$PY" scripts/sync_cost.py --root "$tmp/nowhere" >"$tmp/out" 2>&1
 rc=$?

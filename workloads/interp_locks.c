@@ -64,7 +64,7 @@ static inline int ivl_lock_obj(struct iv_thread *th, int g, uint64_t o, intptr_t
         if (k)                                                          \
             wl_spin_unlock(&((struct iv_obj *)(uintptr_t)((o) & ~15ull))->lock); \
     } while (0)
-/* The object model's counts are atomic here: no global lock orders them (obj.h). */
+/* The object model's counts are atomic here: no global lock orders them (mem_refcount.h, mem_biased.h). */
 #define IV_COUNT_ATOMIC 1
 
 #include "workloads/interp/vm.h"

@@ -41,7 +41,11 @@ What is counted, per workload W and runtime R:
   rbl_tree.wlock), from the declaration of the variable it is reached through, or
   from a cast. Found by walking each function's statements with the set of classes it
   may hold (branches joined, loop bodies walked to a fixed point, callees summarised),
-  so it is conservative: a pair found may hold only on one branch.
+  so it is conservative: a pair found may hold only on one branch. Two calls the
+  syntax hides are followed: a name pasted in a macro's body (iv_##name##_decref(...),
+  a parameter standing for any part) calls every function of the sources it can make,
+  and a function named as a call's argument (a function pointer, an X-macro's case)
+  is taken as called where it is passed.
 
   Retry loops: loops (for, while, do) that try again after a failed attempt: their
   header names a bound of tries (an identifier containing TRIES, tries, attempt or
@@ -167,7 +171,8 @@ def parse_units(path, stripped):
                          stripped, re.M):
         body = m.group(3).replace("\\\n", " \n")
         line = stripped.count("\n", 0, m.start()) + 1
-        toks = tokenize(body + " ;", m.start(3), stripped.count("\n", 0, m.start(3)) + 1)
+        toks = pasted(tokenize(body + " ;", m.start(3), stripped.count("\n", 0, m.start(3)) + 1),
+                      {a.strip() for a in m.group(2).split(",")})
         units.append(Unit(m.group(1), "macro", path, toks, m.group(2), line,
                           stripped.count("\n", 0, m.end()) + 1))
     for m in re.finditer(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", stripped, re.M):
@@ -205,6 +210,31 @@ def parse_units(path, stripped):
             start = i + 1
         i += 1
     return units
+
+
+PASTE = "paste:"
+
+
+def pasted(toks, params):
+    """A macro body's tokens with each name pasted together (iv_##name##_decref) made
+    one token, PASTE + the regular expression of the names it can make (a parameter
+    of the macro stands for any name part)."""
+    out, i = [], 0
+    while i < len(toks):
+        if re.match(r"[A-Za-z_]\w*$", toks[i].s) and i + 3 < len(toks) and \
+                toks[i + 1].s == "#" and toks[i + 2].s == "#":
+            parts, j = [toks[i].s], i
+            while j + 3 < len(toks) and toks[j + 1].s == "#" and toks[j + 2].s == "#" and \
+                    re.match(r"\w+$", toks[j + 3].s):
+                parts.append(toks[j + 3].s)
+                j += 3
+            rx = "".join(r"\w+" if p in params else re.escape(p) for p in parts)
+            out.append(Tok(PASTE + rx, toks[i].pos, toks[i].line))
+            i = j + 1
+            continue
+        out.append(toks[i])
+        i += 1
+    return out
 
 
 def find_close(toks, i):
@@ -313,7 +343,8 @@ def calls(toks):
     """(name, index of the name, index of its closing paren) of the calls in toks."""
     out = []
     for i in range(len(toks) - 1):
-        if toks[i + 1].s == "(" and re.match(r"[A-Za-z_]\w*$", toks[i].s) and \
+        if toks[i + 1].s == "(" and (re.match(r"[A-Za-z_]\w*$", toks[i].s) or
+                                      toks[i].s.startswith(PASTE)) and \
                 toks[i].s not in ("if", "for", "while", "switch", "return", "sizeof",
                                   "_Alignof", "__attribute__"):
             out.append((toks[i].s, i, find_close(toks, i + 1)))
@@ -583,9 +614,27 @@ class LockWalk:
         else:
             self.acc.releases.add(cls)
 
+    def callees(self, toks):
+        """The calls of toks as (name, i, j), with two kinds the syntax hides: a pasted
+        name (a macro's iv_##name##_decref(...)) calls every unit whose name it can
+        make; a unit named as an argument (a function pointer, an X-macro's case) is
+        taken as called where it is passed."""
+        out = []
+        for name, i, j in calls(toks):
+            if name.startswith(PASTE):
+                rx = re.compile(name[len(PASTE):] + "$")
+                out += [(n, i, j) for n in self.sum if rx.match(n)]
+                continue
+            out.append((name, i, j))
+            for k in range(i + 2, j):
+                if toks[k].s in self.sum and toks[k].s != name and \
+                        (k + 1 >= len(toks) or toks[k + 1].s != "("):
+                    out.append((toks[k].s, k, k))
+        return out
+
     def events(self, toks, held):
         held = dict(held)
-        for name, i, j in calls(toks):
+        for name, i, j in self.callees(toks):
             line = toks[i].line
             if name in ACQUIRE:
                 cls = lock_class(self.cur, first_arg(toks[i + 2:j]))

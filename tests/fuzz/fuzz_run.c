@@ -94,7 +94,7 @@ static int fz_run_program(const char *path, long interval, int memory)
         wt[t].stop = &stop;
         wt[t].priv = &cx->th[t];
         wl_txlen_init(&wt[t], interval, IV_TXLEN_START, IV_TXLEN_MAX);
-        atomic_store(&cx->th[t].mem.seen, atomic_load(&cx->epoch));   /* running */
+        iv_mem_thread_start(cx->memory, cx, &cx->th[t]);   /* running */
         iv_own_objects(cx, &cx->th[t]);
     }
     bool objects = memory != IV_MEM_RAW;

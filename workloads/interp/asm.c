@@ -43,10 +43,9 @@ static const char *const asm_op_names[IV_NOPS] = {
     [IV_POPITEM] = "POPITEM", [IV_CONTAINS] = "CONTAINS", [IV_LIST_POP] = "LIST_POP",
 };
 
-const char *const iv_memory_names[IV_NMEM] = {
-    [IV_MEM_RAW] = "raw", [IV_MEM_TRACING] = "tracing", [IV_MEM_REFCOUNT] = "refcount",
-    [IV_MEM_BIASED] = "biased", [IV_MEM_BUFFERED] = "buffered",
-};
+#define IV_MEM_NAME_(NAME, name) [IV_MEM_##NAME] = #name,
+const char *const iv_memory_names[IV_NMEM] = { IV_MEMORY_MODES(IV_MEM_NAME_) };
+#undef IV_MEM_NAME_
 
 int iv_memory_find(const char *name)
 {

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "workloads/interp/modes.h"
+
 #define IV_NAME_MAX 32        /* identifier length, NUL included */
 #define IV_MAX_GLOBALS 64     /* declared objects (one bit each in an atomic set) */
 #define IV_MAX_CODE 65536     /* instructions */
@@ -111,9 +113,9 @@ struct iv_expect {
  * garbage is found: a tracing collector, plain reference counts (CPython with its
  * GIL), PEP 703's biased counts with immortal objects, or counts kept outside the
  * shared heap and changed after each block (buffered: the STM's own scheme). */
-enum iv_memory {
-    IV_MEM_RAW, IV_MEM_TRACING, IV_MEM_REFCOUNT, IV_MEM_BIASED, IV_MEM_BUFFERED, IV_NMEM
-};
+#define IV_MEM_ENUM_(NAME, name) IV_MEM_##NAME,
+enum iv_memory { IV_MEMORY_MODES(IV_MEM_ENUM_) IV_NMEM };
+#undef IV_MEM_ENUM_
 extern const char *const iv_memory_names[IV_NMEM];
 int iv_memory_find(const char *name);          /* -1 when unknown */
 

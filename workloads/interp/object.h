@@ -1,0 +1,76 @@
+/*
+ * workloads/interp/object.h - what every type of the object model answers, whatever
+ * the memory mode: freeing an object's memory, its truth, and a set of objects (the
+ * tracing collector's marks, the final check's walk).
+ */
+#ifndef IV_OBJECT_H
+#define IV_OBJECT_H
+
+#include "workloads/interp/box.h"
+#include "workloads/interp/dict.h"
+#include "workloads/interp/list.h"
+
+/* Frees the memory of w's object (not a small int): a container's storage with it.
+ * What its elements hold is the memory mode's to drop first. */
+static IV_OBJ_TEXT void iv_free_obj(iv_val w)
+{
+    switch (iv_vtype(w)) {
+    case IV_T_LIST: iv_olist_free((iv_olist_ref)iv_vref(w)); break;
+    case IV_T_DICT: iv_odict_free((iv_odict_ref)iv_vref(w)); break;
+    default: SYNC_FREE(iv_vref(w)); break;
+    }
+}
+
+/* Frees the objects of n tagged values (small ints skipped) in one block; a block of
+ * its own function, so that no loop around it keeps values across its setjmp. */
+static IV_OBJ_TEXT SYNC_NOINLINE void iv_free_all(const iv_val *v, size_t n)
+{
+    SYNC_ATOMIC("interp.teardown") {
+        for (size_t i = 0; i < n; i++)
+            if (iv_vtype(v[i]) != IV_T_INT)
+                iv_free_obj(v[i]);
+    }
+}
+
+static inline bool iv_truth(iv_val w)
+{
+    switch (iv_vtype(w)) {
+    case IV_T_INT: return w != 0;
+    case IV_T_BOX: return iv_box_value(w) != 0;
+    case IV_T_LIST: return iv_olist_len((iv_olist_ref)iv_vref(w)) != 0;
+    default: return iv_odict_len((iv_odict_ref)iv_vref(w)) != 0;
+    }
+}
+
+/* ---- a set of objects (open addressing on the tagged values; mask + 1 slots, a
+ *      power of two, at least twice the members) ---- */
+
+struct iv_markset {
+    iv_val *slot;
+    size_t mask;
+};
+
+static IV_OBJ_TEXT bool iv_mark_has(const struct iv_markset *ms, iv_val w)
+{
+    for (size_t i = (size_t)(iv_hash((int64_t)w) & ms->mask);; i = (i + 1) & ms->mask) {
+        if (ms->slot[i] == w)
+            return true;
+        if (ms->slot[i] == 0)
+            return false;
+    }
+}
+
+/* Marks w; 1 if it was not marked before. */
+static IV_OBJ_TEXT int iv_mark_add(struct iv_markset *ms, iv_val w)
+{
+    for (size_t i = (size_t)(iv_hash((int64_t)w) & ms->mask);; i = (i + 1) & ms->mask) {
+        if (ms->slot[i] == w)
+            return 0;
+        if (ms->slot[i] == 0) {
+            ms->slot[i] = w;
+            return 1;
+        }
+    }
+}
+
+#endif
