@@ -5,11 +5,14 @@
  * that the object names (h.rcs, written once at its birth), so changing it is never a
  * write to the object. A block records its count changes in a per-thread map (cell ->
  * delta), thrown away if the block re-runs; after the block completes, the thread
- * applies them (atomic adds: increments, then decrements). A cell that a decrement
- * takes to 0 enters its limbo, tagged with the epoch it read after; it is freed only
- * when every running thread has published a later epoch, which it does after applying
- * its own deltas, and only if its count is still 0 then (the flag IV_CNT_LIMBO makes
- * that test and the free one CAS, and keeps one limbo entry per cell). Objects a block
+ * applies them (atomic adds: increments, then decrements; a decrement first raises
+ * the cell's stamp to the epoch it read). A cell that a decrement takes to 0 enters
+ * its limbo, tagged with the epoch it read after; it is freed only when every running
+ * thread has published an epoch later than the tag and than the cell's stamp, which it
+ * does after applying its own deltas, and only if its count is still 0 then (the flag
+ * IV_CNT_LIMBO makes that test and the free one CAS, and keeps one limbo entry per
+ * cell; the stamp, read after the CAS, undoes it when a decrement came after the tag:
+ * issue 44). Objects a block
  * allocated and that no reference holds at its end are freed inside the block (where
  * a slice runs alone: under stm, htm, itm, gil, mutex, seq): they never reach another
  * thread and cost no count work. The program's objects have no cell (h.rcs 0): they
@@ -34,6 +37,8 @@
 struct iv_count {
     _Atomic int64_t n;                   /* references, plus the flags above */
     iv_val obj;                          /* the object (tagged), for the free */
+    _Atomic uint64_t stamp;              /* the newest epoch a decrement read before it
+                                          * was applied, in this life of the cell */
 };
 struct iv_limbo {
     struct iv_count *c;
@@ -157,6 +162,7 @@ static IV_OBJ_TEXT struct iv_count *iv_cell_take(struct iv_buffered_thread *m)
     struct iv_count *c = m->cfree[m->ncfree - 1 - m->ctaken++];
     /* relaxed: nobody else knows the cell until the block that made the object ends */
     atomic_store_explicit(&c->n, 0, memory_order_relaxed);
+    atomic_store_explicit(&c->stamp, 0, memory_order_relaxed);   /* as n's */
     return c;
 }
 
@@ -252,16 +258,34 @@ static IV_OBJ_TEXT void iv_buf_apply(const struct iv_ctx *cx, struct iv_thread *
     m->nret = 0;
     for (size_t i = 0; i < m->nd; i++) {
         size_t j = m->dused[i];
-        if (m->dval[j] > 0)
-            /* relaxed: an increment needs no order; the holder keeps it alive */
-            atomic_fetch_add_explicit(&m->dkey[j]->n, m->dval[j], memory_order_relaxed);
+        /* relaxed: an increment needs no order; the holder keeps it alive. It lands
+         * on exactly 0 when another thread dropped the copy it counts before this
+         * apply (the count was below 0): that 0 enters a limbo as a decrement's
+         * does (the CAS there releases this thread's uses) */
+        if (m->dval[j] > 0 && atomic_fetch_add_explicit(&m->dkey[j]->n, m->dval[j],
+                                                        memory_order_relaxed) == -m->dval[j])
+            iv_count_zero(cx, m, m->dkey[j]);
     }
+    /* acquire: pairs with the epoch's increments. Read after the block completed, so
+     * it is at least the `seen` of every thread whose block began before that
+     * (DESIGN.md, I3) */
+    uint64_t epoch = atomic_load_explicit(&IV_BUFFERED_CTX(cx)->epoch, memory_order_acquire);
     for (size_t i = 0; i < m->nd; i++) {
         size_t j = m->dused[i];
         if (m->dval[j] < 0) {
-            /* acq_rel: the release orders this thread's uses of the object before a
-             * free by whoever sees 0; the acquire, the others' uses before ours */
-            int64_t now = atomic_fetch_add_explicit(&m->dkey[j]->n, m->dval[j],
+            struct iv_count *c = m->dkey[j];
+            /* the stamp rises to `epoch` before the decrement: relaxed, since the
+             * decrement's release orders it before every later RMW of n, and the
+             * reclaimer reads it after its acquire CAS of n */
+            uint64_t st = atomic_load_explicit(&c->stamp, memory_order_relaxed);
+            while (st < epoch && !atomic_compare_exchange_weak_explicit(
+                                     &c->stamp, &st, epoch, memory_order_relaxed,
+                                     memory_order_relaxed))
+                ;
+            /* acq_rel: the release orders this thread's uses of the object (and the
+             * stamp) before a free by whoever sees 0; the acquire, the others' uses
+             * before ours */
+            int64_t now = atomic_fetch_add_explicit(&c->n, m->dval[j],
                                                     memory_order_acq_rel) + m->dval[j];
             if (now == 0)
                 iv_count_zero(cx, m, m->dkey[j]);
@@ -316,19 +340,38 @@ static IV_OBJ_TEXT SYNC_NOINLINE void iv_buf_reclaim(const struct iv_ctx *cx0, s
     for (; i < m->nlimbo && m->limbo[i].tag < lo; i++) {
         struct iv_limbo e = m->limbo[i];
         int64_t want = IV_CNT_LIMBO;
-        /* acq_rel: the free's decision: every use counted before it is visible */
-        if (atomic_compare_exchange_strong_explicit(&e.c->n, &want, IV_CNT_DEAD,
-                                                    memory_order_acq_rel, memory_order_acquire)) {
+        /* acq_rel: the free's decision: every use counted before it is visible, and
+         * the stamp of every decrement before it (their release) */
+        bool won = atomic_compare_exchange_strong_explicit(&e.c->n, &want, IV_CNT_DEAD,
+                                                           memory_order_acq_rel,
+                                                           memory_order_acquire);
+#ifndef IV_TEST_AFTER_DEAD
+#define IV_TEST_AFTER_DEAD(c) ((void)0) /* tests/test_interp_counts.c: another thread's
+                                         * apply between the CAS and the stamp's read */
+#endif
+        if (won)
+            IV_TEST_AFTER_DEAD(e.c);
+        /* relaxed: read after the acquire CAS, as the stamps' comment in apply says */
+        if (won && atomic_load_explicit(&e.c->stamp, memory_order_relaxed) < lo) {
             iv_vgrow((void **)&dead, &capdead, nfree + 1, sizeof *dead);
             iv_vgrow((void **)&cells, &capcells, nfree + 1, sizeof *cells);
             dead[nfree] = e.c->obj;
             cells[nfree++] = e.c;
             continue;
         }
+        /* A decrement since the tag read an epoch that some thread has not passed: a
+         * reference made after the tag may still be pending (issue 44). Undo the DEAD
+         * (acq_rel, as the decrements; deltas that landed on it meanwhile stay) and
+         * go on as when the CAS failed. */
+        if (won)
+            atomic_fetch_add_explicit(&e.c->n, IV_CNT_LIMBO - IV_CNT_DEAD, memory_order_acq_rel);
         /* alive again: leave the limbo; if it fell to 0 meanwhile (its decrement saw
-         * the flag and left it to us), enter again with a new tag */
-        int64_t old = atomic_fetch_and_explicit(&e.c->n, ~IV_CNT_LIMBO, memory_order_acq_rel);
-        if ((old & ~IV_CNT_LIMBO) == 0)
+         * the flag and left it to us), or the stamp held it, enter again with a new
+         * tag (read after the stamp: at least it). The flag goes by a subtraction,
+         * not a mask: a count below 0 under the flag borrowed from it (LIMBO - 1 has
+         * the bit clear), and only the sum is right (acq_rel: as the decrements) */
+        int64_t old = atomic_fetch_sub_explicit(&e.c->n, IV_CNT_LIMBO, memory_order_acq_rel);
+        if (old == IV_CNT_LIMBO)
             iv_count_zero(cx, m, e.c);   /* at the end, with a tag >= lo: after i */
     }
     memmove(m->limbo, m->limbo + i, (m->nlimbo - i) * sizeof *m->limbo);
@@ -364,7 +407,11 @@ static inline IV_OBJ_TEXT void iv_buffered_setup(struct iv_ctx *cx)
 {
     atomic_init(&IV_BUFFERED_CTX(cx)->epoch, 1);
     for (int t = 0; t < cx->nthreads; t++)
-        atomic_init(&IV_BUFFERED(&cx->th[t].mem)->seen, UINT64_MAX);   /* holds no limbo */
+        /* 0 until the thread publishes its first epoch (thread_start): a thread that
+         * has not started holds every limbo back, or a reclaim that read UINT64_MAX
+         * just before it started could free what its first block reads (DESIGN.md,
+         * I3, step 2) */
+        atomic_init(&IV_BUFFERED(&cx->th[t].mem)->seen, 0);
 }
 
 /* The program's objects have no cell (h.rcs stays 0): iv_count_of gives NULL. */
