@@ -172,6 +172,11 @@ static inline IV_OBJ_TEXT void iv_buf_begin(struct iv_buffered_thread *m)
     for (size_t i = 0; i < m->nd; i++)
         m->dkey[m->dused[i]] = NULL;
     m->nd = 0;
+    /* The cells a thrown-away run took are free again: marked so (the teardown frees
+     * the objects of the cells not marked; a cell left at 0 naming what the abort
+     * rolled back would be freed twice). Relaxed: no other thread knew them. */
+    for (size_t k = 0; k < m->ctaken; k++)
+        atomic_store_explicit(&m->cfree[m->ncfree - 1 - k]->n, IV_CNT_DEAD, memory_order_relaxed);
     m->nyoung = 0;
     m->ctaken = 0;
     m->nret = 0;
