@@ -49,7 +49,9 @@
 #   REGRESS_CONFIRM   0: no second round for timed figures that regressed (default 1)
 #   REGRESS_A_BIN / REGRESS_B_BIN  use these binaries as A / B (no build of A; an A/A
 #                     noise measurement passes the same binary twice); with either,
-#                     one layout (a binary of unknown origin cannot be linked again)
+#                     one layout (a binary of unknown origin cannot be linked again)...
+#   REGRESS_A_SRC / REGRESS_B_SRC  ...unless this names the source folder whose
+#                     Makefile built it (scripts/layout-link.sh then links it again)
 #   REGRESS_TOL_*     tolerances, passed to scripts/stmbench ab verdict (see its --help)
 #   BUILD             the build folder (build)
 # Exit status: 0 no regression; 1 a regression or a failed run; 2 bad input; 3 setup.
@@ -100,7 +102,8 @@ B_BIN=${REGRESS_B_BIN:-${STMBENCH:-$BUILD/stmbench}}
 [ -x "$B_BIN" ] || die 3 "no harness binary '$B_BIN': run make first"
 A_BIN=${REGRESS_A_BIN:-}
 A_REV=-
-A_SRC= B_SRC=
+A_SRC=${REGRESS_A_SRC:-} B_SRC=${REGRESS_B_SRC:-}
+[ -z "${REGRESS_A_BIN:-}" ] && A_SRC=
 [ -z "${REGRESS_B_BIN:-}" ] && [ -z "${STMBENCH:-}" ] && B_SRC=.
 if [ -z "$A_BIN" ]; then
     if [ -n "${REGRESS_REV:-}" ]; then
@@ -155,7 +158,7 @@ declare -A LBIN
 for pad in "${LAYOUTS[@]}"; do LBIN[A$pad]=$A_BIN LBIN[B$pad]=$B_BIN; done
 if [ ${#LAYOUTS[@]} -gt 1 ]; then
     if [ -z "$A_SRC" ] || [ -z "$B_SRC" ]; then
-        echo "regress: one code layout: a binary was given (REGRESS_A_BIN, REGRESS_B_BIN or STMBENCH), which cannot be linked again"
+        echo "regress: one code layout: a binary was given (REGRESS_A_BIN, REGRESS_B_BIN or STMBENCH) without its source folder (REGRESS_A_SRC, REGRESS_B_SRC)"
         LAYOUTS=(0)
     else
         mkdir -p "$BUILD/regress/layouts" || die 3 "cannot create $BUILD/regress/layouts"
