@@ -53,22 +53,19 @@ def mann_whitney_less(a, b):
     return float(stats.mannwhitneyu(a, b, alternative="greater", method=method).pvalue)
 
 
-def welch_log_interval(la, lb, level=LEVEL):
-    """The two-sided `level` Welch t interval of mean(lb) - mean(la): la and lb are the
-    log medians of A and B, one per code layout (at least 2 each). Where neither side
-    varies the interval is the difference itself."""
+
+def t_mean_interval(x, level=LEVEL):
+    """(mean, lo, hi): the mean of x (the layouts' log ratios, at least 2) and its
+    two-sided `level` Student t interval, n - 1 degrees of freedom. Where x does not
+    vary the interval is the mean itself."""
     import math
     from scipy import stats
-    na, nb = len(la), len(lb)
-    if na < 2 or nb < 2:
-        raise ValueError("a Welch interval needs at least 2 values per side")
-    ma, mb = sum(la) / na, sum(lb) / nb
-    va = sum((x - ma) ** 2 for x in la) / (na - 1) / na
-    vb = sum((x - mb) ** 2 for x in lb) / (nb - 1) / nb
-    d = mb - ma
-    if va + vb == 0:
-        return d, d
-    df = (va + vb) ** 2 / (va ** 2 / (na - 1) + vb ** 2 / (nb - 1))
-    t = float(stats.t.ppf((1 + level) / 2, df))
-    h = t * math.sqrt(va + vb)
-    return d - h, d + h
+    n = len(x)
+    if n < 2:
+        raise ValueError("a t interval needs at least 2 values")
+    m = sum(x) / n
+    sd = math.sqrt(sum((v - m) ** 2 for v in x) / (n - 1))
+    if sd == 0:
+        return m, m, m
+    h = float(stats.t.ppf((1 + level) / 2, n - 1)) * sd / math.sqrt(n)
+    return m, m - h, m + h

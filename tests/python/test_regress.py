@@ -211,6 +211,11 @@ class AbLayouts(unittest.TestCase):
         self.assertAlmostEqual(r["spread_b"], 0.10)
         self.assertEqual(r["layouts"], 2)
         self.assertEqual(r["verdict"], "ok")
+        # the ratio is paired: load that slows a whole layout's pairs on both sides
+        # (the second, by half) leaves it, while it doubles that side's spread
+        r = ab.judge_layouts([([100, 100], [90, 90]), ([50, 50], [45, 45])], 0.05)
+        self.assertAlmostEqual(r["ratio"], 0.90)
+        self.assertAlmostEqual(r["spread_a"], 1.0)
 
     def test_placement_alone_passes(self):
         # a ±10% layout spread (Intel bank stm in issue 48), B the same code at other
@@ -248,19 +253,20 @@ class AbLayouts(unittest.TestCase):
         # 0.95, so the gate does not claim it (the verdict shows the spread instead)
         pairs = [([100] * 3, [92 * 0.9] * 3), ([110] * 3, [92 * 1.1] * 3), ([90] * 3, [92] * 3)]
         r = ab.judge_layouts(pairs, 0.05)
-        self.assertAlmostEqual(r["ratio"], 0.92 * (0.9 * 1.1 / (1.1 * 0.9)) ** (1 / 3), places=3)
+        self.assertAlmostEqual(r["ratio"], 0.92)   # 0.828, 0.92, 1.022: 0.92 x (0.9, 1, 1.11)
         self.assertGreater(r["hi"], 0.95)
         self.assertEqual(r["verdict"], "ok")
 
-    def test_welch_interval(self):
-        from stmbench.stats import welch_log_interval
-        self.assertEqual(welch_log_interval([0, 0], [1, 1]), (1, 1))
-        lo, hi = welch_log_interval([0.0, 0.1, -0.1], [0.5, 0.6, 0.4], 0.90)
-        self.assertAlmostEqual((lo + hi) / 2, 0.5)
-        # se = sqrt(0.01/3 + 0.01/3), df = 4, t(0.95, 4) = 2.1318
-        self.assertAlmostEqual(hi - 0.5, 2.1318 * (0.02 / 3) ** 0.5, places=3)
+    def test_t_interval(self):
+        from stmbench.stats import t_mean_interval
+        self.assertEqual(t_mean_interval([0.5, 0.5]), (0.5, 0.5, 0.5))
+        m, lo, hi = t_mean_interval([0.4, 0.5, 0.6, 0.45, 0.55], 0.90)
+        self.assertAlmostEqual(m, 0.5)
+        # sd = 0.0791, n = 5, t(0.95, 4) = 2.1318
+        self.assertAlmostEqual(hi - m, 2.1318 * 0.0790569 / 5 ** 0.5, places=4)
+        self.assertAlmostEqual(m - lo, hi - m)
         with self.assertRaises(ValueError):
-            welch_log_interval([0.0], [1.0, 2.0])
+            t_mean_interval([0.0])
 
 
 class AbCounts(unittest.TestCase):
