@@ -38,13 +38,15 @@ are scipy.stats's (stmbench.stats).
 With several code layouts (the same code linked with 0, 32, 64... bytes in front of
 it; the pairs of one layout ran A and B at that padding, back to back), where the code
 lands moves a figure by itself, A's as much as B's, and A and B at one padding are two
-unrelated placements. The ratio B/A is then the geometric mean over the layouts of
-each layout's median paired ratio, and its interval the wider of (a) the bootstrap
-interval of the median paired ratio over all pairs, as above, and (b) the t interval
-(n - 1 degrees of freedom) of the mean of the layouts' log ratios, whose spread is
-what placement does to both sides (plus the pairs' noise): a slowdown must stand out
-from what placement alone does to the figure to be flagged, and the pairing still
-cancels load shared within a pair. p is the signed-rank test over all pairs. The
+unrelated placements. The ratio B/A is the median paired ratio over all pairs, and
+its interval the wider of (a) the bootstrap interval of that median, as above, and (b)
+a two-stage (cluster) bootstrap interval of it: layouts drawn with replacement, then
+pairs within each, so that the interval is as wide as the layouts' ratios disagree,
+which is what placement does to both sides. A slowdown must stand out from what
+placement alone does to the figure to be flagged; the pairing still cancels load
+shared within a pair, and a median is not carried by one stalled run (a t interval
+over the layouts' mean ratios was, in this sitting). p is the signed-rank test over
+all pairs. The
 verdict shows each side's layout spread (the largest of its medians per layout over
 the smallest, minus 1; unpaired, so load in the sitting adds to it) and, as A and B,
 each side's geometric mean of those medians.
@@ -70,8 +72,8 @@ from collections import defaultdict
 from .lists import runtime_key, workload_key
 from .cli import command
 from .results import InputError
-from .stats import (LEVEL, bootstrap_median_ci, mann_whitney_less, median, signed_rank_less,
-                    t_mean_interval)
+from .stats import (LEVEL, bootstrap_median_ci, cluster_bootstrap_median_ci, mann_whitney_less,
+                    median, signed_rank_less)
 
 # Tolerances: from A/A noise measured on the quiet 2-core development VM
 # (docs/regress.md, "Tolerances, from measured noise"): the largest A/A excursion of
@@ -110,10 +112,10 @@ def judge_throughput(a, b, tol, level=LEVEL):
 
 def judge_layouts(pairs, tol, level=LEVEL):
     """pairs: one (a, b) per code layout, each two lists of paired samples. One layout:
-    judge_throughput. Several: the geometric mean of the layouts' median paired ratios,
-    the interval the wider of the pooled pairs' bootstrap interval and the t interval
-    of the layouts' mean log ratio (module docstring), p over all pairs; adds spread_a,
-    spread_b (largest median per layout over smallest, minus 1) and the medians."""
+    judge_throughput. Several: the median paired ratio over all pairs, its interval the
+    wider of the pooled pairs' bootstrap interval and the two-stage bootstrap over
+    layouts and pairs (module docstring), p over all pairs; adds spread_a, spread_b
+    (largest median per layout over smallest, minus 1) and the medians."""
     pairs = [(a, b) for a, b in pairs if len(a) == len(b) and len(a) >= 1]
     if len(pairs) <= 1:
         if not pairs:
@@ -126,9 +128,9 @@ def judge_layouts(pairs, tol, level=LEVEL):
     r = judge_throughput(xa, xb, tol, level)       # the pooled pairs: lo, hi, p, p_u
     ma = [median(a) for a, _ in pairs]
     mb = [median(b) for _, b in pairs]
-    rl = [median([math.log(y / x) for x, y in zip(a, b)]) for a, b in pairs]
-    mean, lo, hi = t_mean_interval(rl, level)
-    r.update(ratio=math.exp(mean), lo=min(r["lo"], math.exp(lo)), hi=max(r["hi"], math.exp(hi)),
+    lo, hi = cluster_bootstrap_median_ci([[math.log(y / x) for x, y in zip(a, b)]
+                                          for a, b in pairs], level)
+    r.update(lo=min(r["lo"], math.exp(lo)), hi=max(r["hi"], math.exp(hi)),
              spread_a=max(ma) / min(ma) - 1, spread_b=max(mb) / min(mb) - 1,
              medians_a=ma, medians_b=mb, layouts=len(pairs))
     if r["hi"] < 1 - tol and r["p"] < ALPHA:
@@ -365,8 +367,8 @@ def cmd_verdict(opt):
                  % (nl, " ".join(pads)),
                  round(100 * tols["1"]), round(100 * tols["n"]),
                  round(100 * tols["count"]), round(100 * tols["miss"]), round(100 * level),
-                 "" if nl == 1 else ", widened to the t interval of the layouts' mean log "
-                 "ratio (B/A: the geometric mean of the layouts' median paired ratios)",
+                 "" if nl == 1 else ", over all layouts, widened to a two-stage bootstrap "
+                 "(layouts, then pairs)",
                  "" if nl == 1 else " A, B: geometric means of each side's medians per layout; "
                  "layouts A, B: each side's spread over the layouts (largest median over "
                  "smallest, minus 1): what code placement did, with the sitting's load."))
