@@ -287,7 +287,7 @@ run_one() { # side bin rt wl t seed dir
 # One round of pairs: run_pairs FIRST_SEED VERBOSE CONFIG... (each "rt wl threads"),
 # each pair at every layout in turn, into $OUT's layout folders.
 run_pairs() {
-    local seed0=$1 verbose=$2 rep c rt wl t seed li pad a b d
+    local seed0=$1 verbose=$2 rep c rt wl t seed k li pad a b d
     shift 2
     for pad in "${LAYOUTS[@]}"; do mkdir -p "$(ldir "$OUT" "$pad")" || die 3 "cannot create a layout folder in $OUT"; done
     for ((rep = 1; rep <= maxrep; rep++)); do
@@ -296,8 +296,10 @@ run_pairs() {
             read -r rt wl t <<<"$c"
             if [ "$t" -eq 1 ]; then [ $rep -le "$REPEAT1" ] || continue
             else [ $rep -le "$REPEATN" ] || continue; fi
-            for li in "${!LAYOUTS[@]}"; do
-                pad=${LAYOUTS[$li]}
+            # the layouts in an order rotated each repeat, so that none always runs
+            # first after another configuration
+            for ((k = 0; k < NL; k++)); do
+                li=$(( (k + rep - 1) % NL )) pad=${LAYOUTS[$(( (k + rep - 1) % NL ))]}
                 a=${LBIN[A$pad]} b=${LBIN[B$pad]} d=$(ldir "$OUT" "$pad")
                 if [ $(((rep + li) % 2)) -eq 1 ]; then
                     run_one A "$a" "$rt" "$wl" "$t" "$seed" "$d"; run_one B "$b" "$rt" "$wl" "$t" "$seed" "$d"
