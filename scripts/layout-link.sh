@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # scripts/layout-link.sh SRC BIN PAD OUT - links BIN (a stmbench binary that SRC's
-# Makefile built, e.g. build/release/stmbench: relative to SRC, or absolute) again, as
+# Makefile built, e.g. build/release/stmbench: relative to SRC, or absolute, also in a
+# BUILD folder outside SRC) again, as
 # OUT, with PAD bytes of code padding in front of every object: the same objects and
 # libraries, the same link command, one object of PAD bytes of `nop`s first on it.
 # Every function of the harness, the workloads and the runtimes then sits PAD bytes
@@ -24,8 +25,9 @@ if [ "$pad" -eq 0 ]; then
     cp -f "$binabs" "$out" || die "cannot copy $binabs"
     exit 0
 fi
+# Inside SRC, the paths as its Makefile names them with the default BUILD (relative);
+# elsewhere (BUILD=/some/dir), absolute.
 rel=${binabs#"$srcabs"/}
-[ "$rel" != "$binabs" ] || die "$binabs is not inside $srcabs"
 bdir=$(dirname "$rel")
 # The link command as make would run it if main.o had changed (-W), full (V=1); -n runs
 # nothing. BUILD is given so that a binary of another configuration is found too.

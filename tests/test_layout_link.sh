@@ -3,8 +3,8 @@
 # layouts: the harness linked again with 32 and 64 bytes of padding has every function
 # of the STM that many bytes further on and the same instructions (the disassembly of
 # _stm_commit equal but for addresses), lists the same runtimes and runs a checked
-# bank under stm; padding 0 is a copy; a binary outside the source folder, or a bad
-# padding, is refused.
+# bank under stm; padding 0 is a copy; a copy of the binary without the objects it was
+# linked from, or a bad padding, is refused.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 . tests/checks.sh      # $tmp, check, checks_summary
@@ -41,5 +41,5 @@ refused() {
     ! scripts/layout-link.sh . "$tmp/elsewhere" 32 "$tmp/x" 2>/dev/null &&
         ! scripts/layout-link.sh . "$bin" 3x "$tmp/x" 2>/dev/null && [ ! -e "$tmp/x" ]
 }
-check "a binary outside the source folder and a bad padding are refused" refused
+check "a binary without its objects and a bad padding are refused" refused
 checks_summary
