@@ -77,6 +77,8 @@ done
 for v in "${LAYOUTS[@]}"; do
     [[ $v =~ ^[0-9]+$ ]] && [ "$v" -le 4096 ] ||
         die 2 "REGRESS_LAYOUTS: '$v' is not a padding of 0 to 4096 bytes"
+    [ "$(printf '%s\n' "${LAYOUTS[@]}" | grep -cx -- "$v")" -eq 1 ] ||
+        die 2 "REGRESS_LAYOUTS: $v is named twice"
 done
 
 # ------------------------------------------------------------------ the fallback
@@ -154,9 +156,8 @@ LOG=$OUT/runs.log
 # padding first); padding 0 is the binary as built. One layout where a side's binary
 # was given (REGRESS_A_BIN, REGRESS_B_BIN, STMBENCH: no Makefile to take the link from)
 # or a link fails: one line says so.
-declare -A LBIN
-for pad in "${LAYOUTS[@]}"; do LBIN[A$pad]=$A_BIN LBIN[B$pad]=$B_BIN; done
-if [ ${#LAYOUTS[@]} -gt 1 ]; then
+declare -A LBIN=([A0]=$A_BIN [B0]=$B_BIN)
+if [ "${LAYOUTS[*]}" != 0 ]; then
     if [ -z "$A_SRC" ] || [ -z "$B_SRC" ]; then
         echo "regress: one code layout: a binary was given (REGRESS_A_BIN, REGRESS_B_BIN or STMBENCH) without its source folder (REGRESS_A_SRC, REGRESS_B_SRC)"
         LAYOUTS=(0)
