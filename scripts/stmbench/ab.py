@@ -315,9 +315,12 @@ def cmd_verdict(opt):
         row = {"figure": fig, "kind": "ops1" if th == 1 else "opsN", "workload": wl,
                "runtime": rt, "threads": th, "tol": tol, "level": level}
         have = [p for p in pairs if p]
-        if sum(len(p[0]) for p in have) < 2 or (len(pairs) > 1 and len(have) < len(pairs)):
-            notes.append("%s %s threads=%d: fewer than 2 paired repeats, or a layout without "
-                         "any, not judged" % (wl, rt, th))
+        if sum(len(p[0]) for p in have) < 2:
+            notes.append("%s %s threads=%d: fewer than 2 paired repeats, not judged" % (wl, rt, th))
+            continue
+        if len(have) < len(pairs):
+            notes.append("%s %s threads=%d: a layout without paired repeats, not judged"
+                         % (wl, rt, th))
             continue
         r = judge_layouts(have, tol, level)
         row.update(r)
