@@ -14,7 +14,7 @@
 #   make scaling          one round of two configurations, 0.1 s runs, T = 2
 #   make stress           0.1 min budget, 0.05 s phase-2 runs, 2 threads (one round)
 #   make fuzz             10 s in all (both targets)
-#   make regress-history  2 repeats of 0.02 s, no counts, into a scratch history file
+#   make regress-history  2 repeats of 0.02 s, layouts 0 and 32, no counts, scratch history
 #   make deps, make clean (a scratch BUILD folder)
 #
 # Every `make <target>` named in README.md or docs/contract.md must be a step here or
@@ -93,7 +93,7 @@ step "make fuzz" '[ "$(grep -c "^fuzz: fuzz_[a-z]*: exit 0, [0-9]* inputs run" "
     fuzz FUZZ_SECONDS=10 FUZZ_JOBS=1
 step "make regress-history" 'rows "$tmp/history.csv" 2 && [ -s "$tmp/regress/verdict.md" ]' -- \
     regress-history REGRESS_HISTORY="$tmp/history.csv" REGRESS_OUT="$tmp/regress" \
-    REGRESS_DURATION=0.02 REGRESS_REPEAT=2 REGRESS_REPEAT_N=2 REGRESS_COUNTS=0 \
+    REGRESS_DURATION=0.02 REGRESS_REPEAT=2 REGRESS_REPEAT_N=2 REGRESS_LAYOUTS="0 32" REGRESS_COUNTS=0 \
     REGRESS_CONFIRM=0
 step "make report" '[ -s "$tmp/report/machines.md" ]' -- \
     report RESULTS="$B" REPORT_OUT="$tmp/report"

@@ -9,16 +9,21 @@
 #  2. Runtimes and workloads from each binary's `--list`; only those both sides have are
 #     compared (the others are named in one line each). A runtime that cannot be set up
 #     here (exit 3, e.g. htm without RTM) is skipped with one line.
-#  3. Timed runs, interleaved: for each repeat, every configuration runs on both sides
-#     back to back (A B in odd repeats, B A in even ones, so drift and the order within
-#     a pair cancel), the same seed (REGRESS_SEED + repeat - 1) and the harness's default
-#     pinning on both sides; every runtime x workload at 1 thread and at N threads
-#     (N = the cores hwloc sees; seq at 1 thread only).
+#  3. Code layouts: each side is linked again with 32, 64, 96 and 128 bytes of padding
+#     in front of its code (scripts/layout-link.sh; REGRESS_LAYOUTS), the same
+#     instructions at other addresses, since placement alone moves some figures by
+#     several percent; a configuration's repeats are spread over the layouts.
+#     Timed runs, interleaved: for each repeat, every configuration runs on both sides
+#     at each layout back to back (A B in odd repeats, B A in even ones, so drift and
+#     the order within a pair cancel), the same seed (REGRESS_SEED + repeat - 1) and the
+#     harness's default pinning on both sides; every runtime x workload at 1 thread and
+#     at N threads (N = the cores hwloc sees; seq at 1 thread only).
 #  4. Counts under callgrind with cache simulation (scripts/instr-count.sh --cache-sim):
 #     instructions, L1 and LL misses and estimated cycles per operation at 1 thread,
 #     deterministic; cached per binary in $BUILD/regress/counts/.
 #  5. scripts/stmbench ab: the verdict per figure (ratio B/A with its confidence
-#     interval), a markdown table (printed, and verdict.md), verdict.csv and plots.
+#     interval, widened by the spread the layouts show; each side's layout spread),
+#     a markdown table (printed, and verdict.md), verdict.csv, layouts.csv and plots.
 #  6. A timed figure that regressed is measured again with fresh pairs and counts as a
 #     regression only if the second round regresses too (REGRESS_CONFIRM).
 #     With REGRESS_HISTORY=FILE (make regress-history) the verdict rows are appended to
@@ -30,8 +35,11 @@
 #
 # Environment (defaults chosen from measurements, see docs/regress.md):
 #   REGRESS_DURATION  seconds per timed run (0.2)
-#   REGRESS_REPEAT    repeats of each 1-thread configuration (9)
-#   REGRESS_REPEAT_N  repeats of each N-thread configuration (5)
+#   REGRESS_LAYOUTS   the code layouts: bytes of padding in front of the code, each
+#                     side linked once per value ("0 32 64 96 128"; "0": as built)
+#   REGRESS_REPEAT    pairs of each 1-thread configuration (10), over the layouts:
+#                     ceil(REGRESS_REPEAT / layouts) at each
+#   REGRESS_REPEAT_N  pairs of each N-thread configuration (5), the same way
 #   REGRESS_THREADS   thread counts (default "1 N")
 #   REGRESS_SEED      seed of repeat 1 (1)
 #   REGRESS_COUNTS    0: no callgrind counts
@@ -40,7 +48,10 @@
 #   REGRESS_HISTORY   append the verdict to this CSV file
 #   REGRESS_CONFIRM   0: no second round for timed figures that regressed (default 1)
 #   REGRESS_A_BIN / REGRESS_B_BIN  use these binaries as A / B (no build of A; an A/A
-#                     noise measurement passes the same binary twice)
+#                     noise measurement passes the same binary twice); with either,
+#                     one layout (a binary of unknown origin cannot be linked again)...
+#   REGRESS_A_SRC / REGRESS_B_SRC  ...unless this names the source folder whose
+#                     Makefile built it (scripts/layout-link.sh then links it again)
 #   REGRESS_TOL_*     tolerances, passed to scripts/stmbench ab verdict (see its --help)
 #   BUILD             the build folder (build)
 # Exit status: 0 no regression; 1 a regression or a failed run; 2 bad input; 3 setup.
@@ -51,8 +62,10 @@ die() { echo "regress: $2" >&2; exit "$1"; }
 BUILD=${BUILD:-build}
 BASE=${REGRESS_BASELINE:-results/baseline}
 DURATION=${REGRESS_DURATION:-0.2}
-REPEAT1=${REGRESS_REPEAT:-9}
+REPEAT1=${REGRESS_REPEAT:-10}
 REPEATN=${REGRESS_REPEAT_N:-5}
+read -r -a LAYOUTS <<<"${REGRESS_LAYOUTS-0 32 64 96 128}"
+[ ${#LAYOUTS[@]} -gt 0 ] || LAYOUTS=(0)
 SEED=${REGRESS_SEED:-1}
 PY=/usr/bin/python3
 [[ $DURATION =~ ^([0-9]+\.?[0-9]*|\.[0-9]+)$ ]] && awk -v d="$DURATION" 'BEGIN{exit !(d > 0)}' ||
@@ -61,6 +74,12 @@ for v in REPEAT1:$REPEAT1 REPEATN:$REPEATN SEED:$SEED; do
     [[ ${v#*:} =~ ^[0-9]+$ ]] || die 2 "REGRESS_${v%%:*}='${v#*:}' is not a non-negative integer"
 done
 [ "$REPEAT1" -ge 2 ] && [ "$REPEATN" -ge 2 ] || die 2 "REGRESS_REPEAT and REGRESS_REPEAT_N must be at least 2"
+for v in "${LAYOUTS[@]}"; do
+    [[ $v =~ ^[0-9]+$ ]] && [ "$v" -le 4096 ] ||
+        die 2 "REGRESS_LAYOUTS: '$v' is not a padding of 0 to 4096 bytes"
+    [ "$(printf '%s\n' "${LAYOUTS[@]}" | grep -cx -- "$v")" -eq 1 ] ||
+        die 2 "REGRESS_LAYOUTS: $v is named twice"
+done
 
 # ------------------------------------------------------------------ the fallback
 # Today's quick bench against the committed CSV (made in another sitting, so only
@@ -85,6 +104,9 @@ B_BIN=${REGRESS_B_BIN:-${STMBENCH:-$BUILD/stmbench}}
 [ -x "$B_BIN" ] || die 3 "no harness binary '$B_BIN': run make first"
 A_BIN=${REGRESS_A_BIN:-}
 A_REV=-
+A_SRC=${REGRESS_A_SRC:-} B_SRC=${REGRESS_B_SRC:-}
+[ -z "${REGRESS_A_BIN:-}" ] && A_SRC=
+[ -z "${REGRESS_B_BIN:-}" ] && [ -z "${STMBENCH:-}" ] && B_SRC=.
 if [ -z "$A_BIN" ]; then
     if [ -n "${REGRESS_REV:-}" ]; then
         A_REV=$REGRESS_REV
@@ -120,6 +142,7 @@ if [ -z "$A_BIN" ]; then
     [ -x "$A_BIN" ] || A_BIN=$(find "$SRC" -name stmbench -type f -perm -u+x -printf '%T@ %p\n' |
                               sort -n | tail -n 1 | cut -d' ' -f2-)
     [ -n "$A_BIN" ] && [ -x "$A_BIN" ] || fallback "the baseline revision $A_REV built no stmbench binary"
+    A_SRC=$SRC
 fi
 B_REV=$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- 2>/dev/null || echo -dirty)
 
@@ -127,6 +150,40 @@ OUT=${REGRESS_OUT:-$BUILD/regress/last}
 rm -rf "$OUT" && mkdir -p "$OUT" || die 3 "cannot create '$OUT'"
 LOG=$OUT/runs.log
 : >"$LOG"
+
+# ------------------------------------------------------------------ layouts
+# Each side linked again per padding (scripts/layout-link.sh: the same objects, the
+# padding first); padding 0 is the binary as built. One layout where a side's binary
+# was given (REGRESS_A_BIN, REGRESS_B_BIN, STMBENCH: no Makefile to take the link from)
+# or a link fails: one line says so.
+declare -A LBIN=([A0]=$A_BIN [B0]=$B_BIN)
+if [ "${LAYOUTS[*]}" != 0 ]; then
+    if [ -z "$A_SRC" ] || [ -z "$B_SRC" ]; then
+        echo "regress: one code layout: a binary was given (REGRESS_A_BIN, REGRESS_B_BIN or STMBENCH) without its source folder (REGRESS_A_SRC, REGRESS_B_SRC)"
+        LAYOUTS=(0)
+    else
+        mkdir -p "$BUILD/regress/layouts" || die 3 "cannot create $BUILD/regress/layouts"
+        for pad in "${LAYOUTS[@]}"; do
+            [ "$pad" -eq 0 ] && continue
+            for side in A B; do
+                src=$A_SRC bin=$A_BIN
+                [ $side = B ] && src=$B_SRC bin=$B_BIN
+                lb=$BUILD/regress/layouts/$side-$pad
+                if ! scripts/layout-link.sh "$src" "$(realpath "$bin")" "$pad" "$lb" >>"$OUT/layouts.log" 2>&1; then
+                    echo "regress: one code layout: linking side $side with $pad bytes of padding failed ($(tail -n 1 "$OUT/layouts.log"))"
+                    LAYOUTS=(0)
+                    break 2
+                fi
+                LBIN[$side$pad]=$lb
+            done
+        done
+    fi
+fi
+# The repeats of one layout: the pairs asked for, spread over the layouts (rounded up).
+NL=${#LAYOUTS[@]}
+REPEAT1=$(( (REPEAT1 + NL - 1) / NL )) REPEATN=$(( (REPEATN + NL - 1) / NL ))
+# Where each layout's runs go: OUT itself for one layout, else OUT/layout-<pad>/.
+ldir() { if [ ${#LAYOUTS[@]} -eq 1 ]; then echo "$1"; else echo "$1/layout-$2"; fi; }
 
 # Runtimes and workloads both sides list, in B's order.
 names() { awk -v k="$1" '$1 == k {print $2}' <<<"$2"; }
@@ -193,10 +250,11 @@ done
     echo "b_bin=$B_BIN"
     echo "cores=$ncores"
     echo "duration=$DURATION"
-    echo "repeat_1=$REPEAT1"
-    echo "repeat_n=$REPEATN"
+    echo "repeat_1=$((REPEAT1 * NL))"
+    echo "repeat_n=$((REPEATN * NL))"
     echo "threads=$THREADS"
     echo "seed=$SEED"
+    echo "layouts=${LAYOUTS[*]}"
     echo "date=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 } >"$OUT/meta.txt"
 
@@ -207,39 +265,50 @@ for c in "${CONFIGS[@]}"; do
     read -r rt wl t <<<"$c"
     [ "$t" -eq 1 ] && total=$((total + 2 * REPEAT1)) || total=$((total + 2 * REPEATN))
 done
+total=$((total * ${#LAYOUTS[@]}))
 echo "regress: A = $A_REV ($A_BIN), B = $B_REV ($B_BIN)"
 echo "regress: $total timed runs of ${DURATION}s, interleaved A/B: ${#CONFIGS[@]} configurations" \
-     "(threads $THREADS), $REPEAT1 repeats at 1 thread, $REPEATN above; about $(awk -v n=$total -v d="$DURATION" 'BEGIN{printf "%d", n * (d + 0.03)}') s"
+     "(threads $THREADS) at ${#LAYOUTS[@]} code layout(s) (padding ${LAYOUTS[*]} bytes)," \
+     "$REPEAT1 repeat(s) per layout at 1 thread, $REPEATN above;" \
+     "about $(awk -v n=$total -v d="$DURATION" 'BEGIN{printf "%d", n * (d + 0.03)}') s"
 timeout_s=$(awk -v d="$DURATION" 'BEGIN{printf "%d", 10 * d + 60}')
 nfail=0 ndone=0 start=$(date +%s)
-run_one() { # side bin rt wl t seed
+run_one() { # side bin rt wl t seed dir
     local rc
     echo "=== $1: $2 --runtime $3 --workload $4 --threads $5 --seed $6" >>"$LOG"
     { timeout --kill-after=10 "$timeout_s" "$2" --runtime "$3" --workload "$4" --threads "$5" \
-        --duration "$DURATION" --seed "$6" --csv "$OUT/$1.csv" >>"$LOG" 2>&1; } 2>/dev/null
+        --duration "$DURATION" --seed "$6" --csv "$7/$1.csv" >>"$LOG" 2>&1; } 2>/dev/null
     rc=$?
     if [ $rc -ne 0 ]; then
-        echo "$1 $3 $4 threads=$5 seed=$6: exit $rc" >>"$OUT/failures.txt"
+        echo "$1 $3 $4 threads=$5 seed=$6 ($2): exit $rc" >>"$OUT/failures.txt"
         echo "regress: side $1: $3 $4 threads=$5 seed=$6 failed (exit $rc; see $LOG)" >&2
         [ "$1" = B ] && nfail=$((nfail + 1))   # the baseline's own failures are only shown
     fi
 }
-# One round of pairs: run_pairs FIRST_SEED VERBOSE CONFIG... (each "rt wl threads").
+# One round of pairs: run_pairs FIRST_SEED VERBOSE CONFIG... (each "rt wl threads"),
+# each pair at every layout in turn, into $OUT's layout folders.
 run_pairs() {
-    local seed0=$1 verbose=$2 rep c rt wl t seed
+    local seed0=$1 verbose=$2 rep c rt wl t seed k li pad a b d
     shift 2
+    for pad in "${LAYOUTS[@]}"; do mkdir -p "$(ldir "$OUT" "$pad")" || die 3 "cannot create a layout folder in $OUT"; done
     for ((rep = 1; rep <= maxrep; rep++)); do
         seed=$((seed0 + rep - 1))
         for c in "$@"; do
             read -r rt wl t <<<"$c"
             if [ "$t" -eq 1 ]; then [ $rep -le "$REPEAT1" ] || continue
             else [ $rep -le "$REPEATN" ] || continue; fi
-            if [ $((rep % 2)) -eq 1 ]; then
-                run_one A "$A_BIN" "$rt" "$wl" "$t" "$seed"; run_one B "$B_BIN" "$rt" "$wl" "$t" "$seed"
-            else
-                run_one B "$B_BIN" "$rt" "$wl" "$t" "$seed"; run_one A "$A_BIN" "$rt" "$wl" "$t" "$seed"
-            fi
-            ndone=$((ndone + 2))
+            # the layouts in an order rotated each repeat, so that none always runs
+            # first after another configuration
+            for ((k = 0; k < NL; k++)); do
+                li=$(( (k + rep - 1) % NL )) pad=${LAYOUTS[$(( (k + rep - 1) % NL ))]}
+                a=${LBIN[A$pad]} b=${LBIN[B$pad]} d=$(ldir "$OUT" "$pad")
+                if [ $(((rep + li) % 2)) -eq 1 ]; then
+                    run_one A "$a" "$rt" "$wl" "$t" "$seed" "$d"; run_one B "$b" "$rt" "$wl" "$t" "$seed" "$d"
+                else
+                    run_one B "$b" "$rt" "$wl" "$t" "$seed" "$d"; run_one A "$a" "$rt" "$wl" "$t" "$seed" "$d"
+                fi
+                ndone=$((ndone + 2))
+            done
         done
         [ "$verbose" = 1 ] &&
             echo "regress: repeat $rep done ($ndone of $total runs, $(( $(date +%s) - start )) s)"
@@ -276,7 +345,16 @@ if [ "${REGRESS_COUNTS:-1}" != 0 ]; then
 fi
 
 # ------------------------------------------------------------------ verdict
-[ -s "$OUT/A.csv" ] && [ -s "$OUT/B.csv" ] || die 1 "the timed runs wrote no results (see $LOG)"
+# One results file per side and layout, in LAYOUTS's order.
+files() { # dir side
+    local pad
+    for pad in "${LAYOUTS[@]}"; do echo "$(ldir "$1" "$pad")/$2.csv"; done
+}
+mapfile -t AF < <(files "$OUT" A)
+mapfile -t BF < <(files "$OUT" B)
+for f in "${AF[@]}" "${BF[@]}"; do
+    [ -s "$f" ] || die 1 "the timed runs wrote no results to $f (see $LOG)"
+done
 hist=()
 [ -n "${REGRESS_HISTORY:-}" ] && hist=(--history "$REGRESS_HISTORY")
 tols=()
@@ -284,7 +362,7 @@ for k in 1 N COUNT MISS; do
     v=REGRESS_TOL_$k
     [ -n "${!v:-}" ] && tols+=("--tol-${k,,}" "${!v}")
 done
-$PY scripts/stmbench ab verdict --a "$OUT/A.csv" --b "$OUT/B.csv" "${counts[@]}" \
+$PY scripts/stmbench ab verdict --a "${AF[@]}" --b "${BF[@]}" "${counts[@]}" \
     --meta "$OUT/meta.txt" --out "$OUT" "${hist[@]}" "${tols[@]}"
 status=$?
 [ $status -eq 2 ] && exit 2
@@ -312,11 +390,13 @@ PYEOF
         COUT=$OUT/confirm
         rm -rf "$COUT" && mkdir -p "$COUT" || die 3 "cannot create '$COUT'"
         echo "regress: ${#ctimed[@]} timed figure(s) regressed; measuring them again with fresh pairs"
-        OUT_SAVED=$OUT; OUT=$COUT       # run_one writes $OUT/A.csv and $OUT/B.csv
+        OUT_SAVED=$OUT; OUT=$COUT       # run_pairs writes into $OUT's layout folders
         run_pairs $((SEED + 1000)) 0 "${ctimed[@]}"
         OUT=$OUT_SAVED
         cp "$OUT/meta.txt" "$COUT/meta.txt"
-        $PY scripts/stmbench ab verdict --a "$COUT/A.csv" --b "$COUT/B.csv" \
+        mapfile -t CAF < <(files "$COUT" A)
+        mapfile -t CBF < <(files "$COUT" B)
+        $PY scripts/stmbench ab verdict --a "${CAF[@]}" --b "${CBF[@]}" \
             --meta "$COUT/meta.txt" --out "$COUT" "${tols[@]}" >"$COUT/verdict.txt"
         cstatus=$?
         [ $cstatus -eq 2 ] && exit 2

@@ -2345,12 +2345,15 @@ static void test_private_commit_appends_nothing(void **state)
 /* The short path of a private commit is for unbacked writes alone (commit_unbacked,
  * stm_self.dirty == STM_DIRTY_UNBACKED). A allocates Q and, in the same transaction,
  * writes PX unbacked and links Q from it (the allocation first: the write must not
- * forget it); then a second transaction writes PX alone. The first must commit by the
- * full private path, which copies the new object into segment 0 and flags it; the
- * second by the short one. B then reads PX and Q (taking the granule): both committed
- * values, and Q's write flag set in segment 0. */
+ * forget it); then a second transaction writes PX unbacked first and allocates R after
+ * it (the allocation's store of OTHER must replace the write's UNBACKED); then a third
+ * writes PX alone. The first two must commit by the full private path, which copies
+ * the new objects into segment 0 and flags them; the third by the short one. B then
+ * reads PX and Q (taking the granule): both committed values, and Q's write flag set
+ * in segment 0. */
 static long nq_seen_px, nq_seen_q;
-static unsigned long nq_lean_after_first;
+static unsigned long nq_lean_after_first, nq_lean_after_second;
+static cell_ref nq_r;
 static void *nq_a(void *arg)
 {
     (void)arg;
@@ -2365,6 +2368,14 @@ static void *nq_a(void *arg)
         PX->v = 2;
     }
     nq_lean_after_first = atomic_load(&stm_test_unbacked_commits) - lean0;
+    SYNC_ATOMIC("test.nq.late") {
+        SYNC_WRITE(PX);
+        PX->v = 2;
+        cell_ref r = SYNC_ALLOC(cell_t);
+        r->v = 8;
+        nq_r = r;
+    }
+    nq_lean_after_second = atomic_load(&stm_test_unbacked_commits) - lean0;
     SYNC_ATOMIC("test.nq.px") {
         SYNC_WRITE(PX);
         PX->v = 3;
@@ -2396,10 +2407,13 @@ static void test_short_path_only_for_unbacked_writes(void **state)
     unsigned long lean0 = atomic_load(&stm_test_unbacked_commits);
     unsigned long priv0 = atomic_load(&stm_test_private_commits);
     run2(nq_a, nq_b);
-    assert_int_equal(nq_lean_after_first, 0);  /* the allocating one: the full path */
+    assert_int_equal(nq_lean_after_first, 0);  /* the allocating ones: the full path */
+    assert_int_equal(nq_lean_after_second, 0);
     assert_int_equal(atomic_load(&stm_test_unbacked_commits) - lean0, 1);
-    /* the allocation of PX, the allocating write, the write alone: all private */
-    assert_int_equal(atomic_load(&stm_test_private_commits) - priv0, 3);
+    /* the allocation of PX, the two allocating writes, the write alone: all private */
+    assert_int_equal(atomic_load(&stm_test_private_commits) - priv0, 4);
+    assert_int_equal(committed_v(nq_r), 8);    /* the late allocation was committed */
+    assert_true(((const struct sync_hdr *)stm_debug_committed(nq_r))->flags & STM_WB);
     assert_int_equal(nq_seen_px, 3);
     assert_int_equal(nq_seen_q, 7);
     cell_ref q = ((const cell_t *)stm_debug_committed(PX))->next;

@@ -196,7 +196,7 @@ void __seg_gs *_stm_alloc(size_t size)
     struct sync_hdr *h = (struct sync_hdr *)p;
     h->flags = 0; /* new in this transaction: no write barrier needed */
     h->size = (uint32_t)size;
-    stm_self.dirty |= STM_DIRTY_OTHER;
+    stm_self.dirty = STM_DIRTY_OTHER;
     SYNC_COMPILER_BARRIER(); /* the caller reads it back through %gs */
     return (void __seg_gs *)off;
 }
@@ -212,5 +212,5 @@ void _stm_free(void __seg_gs *obj)
     uintptr_t off = (uintptr_t)obj;
     uint32_t size = ((const struct sync_hdr __seg_gs *)obj)->size;
     push_free(s, off, (size + 15) & ~15u);
-    stm_self.dirty |= STM_DIRTY_OTHER;
+    stm_self.dirty = STM_DIRTY_OTHER;
 }

@@ -505,13 +505,13 @@ void _stm_write_slowpath(void __seg_gs *obj)
      * size is read through %gs: a first access faults and fills there. */
     uint32_t size = ((const struct sync_hdr __seg_gs *)obj)->size;
     ensure_accessible(off, size, 0);
-    int dirty = STM_DIRTY_OTHER;
+    int unbacked = 0;
 
     /* relaxed: a hint (above); G.eager: nothing is private */
     if (atomic_load_explicit(&G.nactive, memory_order_relaxed) > 1 && !s->inevitable &&
         !G.eager && run_private(s, off, size, memory_order_relaxed)) {
         push_unbacked(s, off, size);
-        dirty = STM_DIRTY_UNBACKED;
+        unbacked = 1;
     } else {
         uint64_t w = take_ownership(s, off, 0);
         push_backup(s, off, size, w); /* w = the word before we owned it */
@@ -521,7 +521,13 @@ void _stm_write_slowpath(void __seg_gs *obj)
     STM_ASSERT(s->nowned <= s->nws, "I3: owned objects are among the written ones");
     stm_read_barrier(obj);        /* a write implies a read (I5) */
     ((struct sync_hdr __seg_gs *)obj)->flags &= ~STM_WB;
-    stm_self.dirty |= dirty;
+    /* Stores only on the backed path (sync_stm.h, "stm_self.dirty"): no read of the
+     * word a store of the previous write wrote. An unbacked write reads it and stores
+     * only the first time: OTHER, once there, stays. */
+    if (!unbacked)
+        stm_self.dirty = STM_DIRTY_OTHER;
+    else if (!stm_self.dirty)
+        stm_self.dirty = STM_DIRTY_UNBACKED;
 }
 
 /*
@@ -605,7 +611,7 @@ void _stm_become_inevitable(void)
     /* release: pairs with the acquire in wait_inevitable_gone / commit */
     atomic_store_explicit(&G.inevitable, s->idx, memory_order_release);
     s->inevitable = 1;
-    stm_self.dirty |= STM_DIRTY_OTHER; /* its commit must clear the inevitability */
+    stm_self.dirty = STM_DIRTY_OTHER; /* its commit must clear the inevitability */
     s->stats.inevitable++;
     stm_commit_unlock();
 }

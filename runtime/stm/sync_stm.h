@@ -55,7 +55,7 @@ struct stm_tls {
                               * was entered at its begin (DESIGN.md, "A thread alone") */
     int depth;               /* atomic-block nesting; 0 = not in a transaction */
     int dirty;               /* what the transaction did besides reading: 0 nothing, else
-                              * STM_DIRTY_* bits (below) */
+                              * STM_DIRTY_UNBACKED or STM_DIRTY_OTHER (below) */
     int aborts_in_row;       /* consecutive aborts of the current block */
     uint64_t ro_commits;     /* read-only commits, counted inline */
     struct stm_jmpbuf jb;        /* restart point of the outermost block */
@@ -63,10 +63,15 @@ struct stm_tls {
 };
 extern __thread struct stm_tls stm_self;
 
-/* stm_self.dirty's bits. UNBACKED alone: every write was unbacked (the write barrier
- * found the granule ours, DESIGN.md "Unbacked writes") and nothing else happened, so
- * the commit can take the short private path (commit.c, commit_unbacked) on this one
- * test. OTHER: a write with a backup, an allocation, a free or inevitability. */
+/* stm_self.dirty's values. UNBACKED: every write was unbacked (the write barrier found
+ * the granule ours, DESIGN.md "Unbacked writes") and nothing else happened, so the
+ * commit can take the short private path (commit.c, commit_unbacked) on this one test.
+ * OTHER: a write with a backup, an allocation, a free or inevitability; it dominates:
+ * whatever came before, the commit takes the general path. So each of those stores
+ * OTHER, a plain store with no read of the word (a read-modify-write there read back, a
+ * few hundred instructions later, what the previous write's store wrote: issue 48), and
+ * an unbacked write stores UNBACKED only over 0. A thread-local word no other thread
+ * reads: plain accesses, no atomics. */
 #define STM_DIRTY_UNBACKED 1
 #define STM_DIRTY_OTHER 2
 

@@ -1,14 +1,16 @@
 """stmbench ab (scripts/regress-ab) - the verdict of `make regress` (scripts/regress-run.sh): the
 current tree (B) against the baseline revision (A), both measured in one sitting.
 
-  regress-ab verdict --a A.csv --b B.csv [--counts-A F --counts-B F] [--meta META]
+  regress-ab verdict --a A.csv... --b B.csv... [--counts-A F --counts-B F] [--meta META]
                      [--out DIR] [--history FILE] [--tol-1 X] [--tol-n X]
                      [--tol-count X] [--tol-miss X] [--level L]
       A.csv, B.csv: the harness's results files of the interleaved timed runs (read by
-      header name: runtime, workload, threads, seed, ops_per_s, check). Counts: the
+      header name: runtime, workload, threads, seed, ops_per_s, check), one per code
+      layout (scripts/layout-link.sh), A's and B's in the same order. Counts: the
       files of scripts/instr-count.sh with INSTR_CACHE_SIM=1. Writes DIR/verdict.md
-      (also printed), DIR/verdict.csv and DIR/plots/<figure>.png; appends the rows to
-      the history file if given. Exit 1 when a figure regressed.
+      (also printed), DIR/verdict.csv, DIR/layouts.csv (with several layouts: each
+      side's median per layout) and DIR/plots/<figure>.png; appends the rows to the
+      history file if given. Exit 1 when a figure regressed.
   regress-ab judge [--tol X] [--level L] A1,A2,... B1,B2,...
       the verdict of one throughput figure from paired samples (for tests and trials).
   regress-ab judge-count KIND A B A_CYCLES [--tol-count X] [--tol-miss X]
@@ -33,6 +35,22 @@ REGRESSION when the whole interval lies below 1 - tolerance and p < 0.05; "bette
 when it lies above 1 + tolerance and p < 0.05 the other way. The interval and both tests
 are scipy.stats's (stmbench.stats).
 
+With several code layouts (the same code linked with 0, 32, 64... bytes in front of
+it; the pairs of one layout ran A and B at that padding, back to back), where the code
+lands moves a figure by itself, A's as much as B's, and A and B at one padding are two
+unrelated placements. The ratio B/A is the median paired ratio over all pairs, and
+its interval the wider of (a) the bootstrap interval of that median, as above, and (b)
+a two-stage (cluster) bootstrap interval of it: layouts drawn with replacement, then
+pairs within each, so that the interval is as wide as the layouts' ratios disagree,
+which is what placement does to both sides. A slowdown must stand out from what
+placement alone does to the figure to be flagged; the pairing still cancels load
+shared within a pair, and a median is not carried by one stalled run (a t interval
+over the layouts' mean ratios was, in this sitting). p is the signed-rank test over
+all pairs. The
+verdict shows each side's layout spread (the largest of its medians per layout over
+the smallest, minus 1; unpaired, so load in the sitting adds to it) and, as A and B,
+each side's geometric mean of those medians.
+
 Count figures (lower is better; per operation at 1 thread under callgrind with cache
 simulation, deterministic, so no interval): instructions and estimated cycles regress
 above 1 + --tol-count; D1 and LL misses above 1 + --tol-miss when the added misses
@@ -54,7 +72,8 @@ from collections import defaultdict
 from .lists import runtime_key, workload_key
 from .cli import command
 from .results import InputError
-from .stats import LEVEL, bootstrap_median_ci, mann_whitney_less, median, signed_rank_less
+from .stats import (LEVEL, bootstrap_median_ci, cluster_bootstrap_median_ci, mann_whitney_less,
+                    median, signed_rank_less)
 
 # Tolerances: from A/A noise measured on the quiet 2-core development VM
 # (docs/regress.md, "Tolerances, from measured noise"): the largest A/A excursion of
@@ -82,6 +101,38 @@ def judge_throughput(a, b, tol, level=LEVEL):
     r = {"ratio": math.exp(median(d)), "lo": math.exp(lo), "hi": math.exp(hi),
          "p": signed_rank_less(d), "p_more": signed_rank_less([-x for x in d]),
          "p_u": mann_whitney_less(a, b)}
+    if r["hi"] < 1 - tol and r["p"] < ALPHA:
+        r["verdict"] = "REGRESSION"
+    elif r["lo"] > 1 + tol and r["p_more"] < ALPHA:
+        r["verdict"] = "better"
+    else:
+        r["verdict"] = "ok"
+    return r
+
+
+def judge_layouts(pairs, tol, level=LEVEL):
+    """pairs: one (a, b) per code layout, each two lists of paired samples. One layout:
+    judge_throughput. Several: the median paired ratio over all pairs, its interval the
+    wider of the pooled pairs' bootstrap interval and the two-stage bootstrap over
+    layouts and pairs (module docstring), p over all pairs; adds spread_a, spread_b
+    (largest median per layout over smallest, minus 1) and the medians."""
+    pairs = [(a, b) for a, b in pairs if len(a) == len(b) and len(a) >= 1]
+    if len(pairs) <= 1:
+        if not pairs:
+            raise ValueError("need at least 2 paired samples")
+        r = judge_throughput(pairs[0][0], pairs[0][1], tol, level)
+        r.update(spread_a=None, spread_b=None, layouts=1)
+        return r
+    xa = [x for a, _ in pairs for x in a]
+    xb = [x for _, b in pairs for x in b]
+    r = judge_throughput(xa, xb, tol, level)       # the pooled pairs: lo, hi, p, p_u
+    ma = [median(a) for a, _ in pairs]
+    mb = [median(b) for _, b in pairs]
+    lo, hi = cluster_bootstrap_median_ci([[math.log(y / x) for x, y in zip(a, b)]
+                                          for a, b in pairs], level)
+    r.update(lo=min(r["lo"], math.exp(lo)), hi=max(r["hi"], math.exp(hi)),
+             spread_a=max(ma) / min(ma) - 1, spread_b=max(mb) / min(mb) - 1,
+             medians_a=ma, medians_b=mb, layouts=len(pairs))
     if r["hi"] < 1 - tol and r["p"] < ALPHA:
         r["verdict"] = "REGRESSION"
     elif r["lo"] > 1 + tol and r["p_more"] < ALPHA:
@@ -226,33 +277,61 @@ def plots(rows, outdir, tols):
 def cmd_verdict(opt):
     tols = {"1": opt.tol_1, "n": opt.tol_n, "count": opt.tol_count, "miss": opt.tol_miss}
     level = opt.level
-    out = opt.out or os.path.dirname(opt.b) or "."
+    if len(opt.a) != len(opt.b):
+        raise InputError("--a and --b name %d and %d files: one per layout each"
+                         % (len(opt.a), len(opt.b)))
+    out = opt.out or os.path.dirname(opt.b[0]) or "."
     meta = read_meta(opt.meta)
-    A, _ = read_runs(opt.a)
-    B, b_failed = read_runs(opt.b)
+    pads = meta.get("layouts", "").split()
+    if len(pads) != len(opt.a):
+        pads = [str(i) for i in range(len(opt.a))]
+    LA = [read_runs(f)[0] for f in opt.a]       # per layout: {key: {seed: ops/s}}
+    LB, b_failed = [], []
+    for f in opt.b:
+        runs, failed = read_runs(f)
+        LB.append(runs)
+        b_failed += failed
     cA = read_counts(opt.counts_A) if opt.counts_A else {}
     cB = read_counts(opt.counts_B) if opt.counts_B else {}
 
     rows = []
     notes = []
     rk, wk = runtime_key, workload_key
-    keys = sorted(set(A) | set(B), key=lambda k: (k[2] > 1, wk(k[1]), rk(k[0])))
+    allkeys = set().union(*LA, *LB)
+    keys = sorted(allkeys, key=lambda k: (k[2] > 1, wk(k[1]), rk(k[0])))
+    layout_rows = []
     for key in keys:
         rt, wl, th = key
-        a, b = A.get(key, {}), B.get(key, {})
-        seeds = sorted(set(a) & set(b))
+        pairs = []
+        for A, B in zip(LA, LB):
+            a, b = A.get(key, {}), B.get(key, {})
+            seeds = sorted(set(a) & set(b))
+            if seeds:
+                pairs.append(([a[s] for s in seeds], [b[s] for s in seeds]))
+            else:
+                pairs.append(None)
         fig = "ops/s, %d thread%s" % (th, "" if th == 1 else "s")
         tol = tols["1"] if th == 1 else tols["n"]
         row = {"figure": fig, "kind": "ops1" if th == 1 else "opsN", "workload": wl,
                "runtime": rt, "threads": th, "tol": tol, "level": level}
-        if len(seeds) < 2:
+        have = [p for p in pairs if p]
+        if sum(len(p[0]) for p in have) < 2:
             notes.append("%s %s threads=%d: fewer than 2 paired repeats, not judged" % (wl, rt, th))
             continue
-        xa = [a[s] for s in seeds]
-        xb = [b[s] for s in seeds]
-        r = judge_throughput(xa, xb, tol, level)
+        if len(have) < len(pairs):
+            notes.append("%s %s threads=%d: a layout without paired repeats, not judged"
+                         % (wl, rt, th))
+            continue
+        r = judge_layouts(have, tol, level)
         row.update(r)
-        row["a"], row["b"] = median(xa), median(xb)
+        if r["layouts"] > 1:
+            row["a"] = math.exp(sum(math.log(x) for x in r["medians_a"]) / r["layouts"])
+            row["b"] = math.exp(sum(math.log(x) for x in r["medians_b"]) / r["layouts"])
+            for side, ms in (("A", r["medians_a"]), ("B", r["medians_b"])):
+                for pad, m, (a, _) in zip(pads, ms, have):
+                    layout_rows.append([wl, rt, th, side, pad, "%.6g" % m, len(a)])
+        else:
+            row["a"], row["b"] = median(have[0][0]), median(have[0][1])
         rows.append(row)
     for (rt, wl) in sorted(set(cA) & set(cB), key=lambda k: (wk(k[1]), rk(k[0]))):
         ca, cb = cA[(rt, wl)], cB[(rt, wl)]
@@ -278,15 +357,24 @@ def cmd_verdict(opt):
     md.append("## stmbench regression gate: B = %s against A = %s (baseline revision)"
               % (meta.get("b_rev", "?"), meta.get("a_rev", "?")))
     md.append("")
+    nl = len(opt.a)
     md.append("%s; timed runs of %s s interleaved A/B, %s repeats at 1 thread, %s at %s "
-              "threads (%s cores). Tolerances: ops/s %d%% (1 thread), %d%% (N threads); "
+              "threads (%s cores)%s. Tolerances: ops/s %d%% (1 thread), %d%% (N threads); "
               "instructions and est. cycles +%d%%; misses +%d%%. Interval: %d%% bootstrap "
-              "of the median paired ratio; p: Wilcoxon signed-rank on the pairs, one-sided; "
-              "p_U: Mann-Whitney U, unpaired (shown only)."
+              "of the median paired ratio%s; p: Wilcoxon signed-rank on the pairs, one-sided; "
+              "p_U: Mann-Whitney U, unpaired (shown only).%s"
               % (meta.get("date", "?"), meta.get("duration", "?"), meta.get("repeat_1", "?"),
                  meta.get("repeat_n", "?"), (meta.get("threads", "?").split() or ["?"])[-1],
-                 meta.get("cores", "?"), round(100 * tols["1"]), round(100 * tols["n"]),
-                 round(100 * tols["count"]), round(100 * tols["miss"]), round(100 * level)))
+                 meta.get("cores", "?"),
+                 "" if nl == 1 else ", each at %d code layouts (paddings %s bytes)"
+                 % (nl, " ".join(pads)),
+                 round(100 * tols["1"]), round(100 * tols["n"]),
+                 round(100 * tols["count"]), round(100 * tols["miss"]), round(100 * level),
+                 "" if nl == 1 else ", over all layouts, widened to a two-stage bootstrap "
+                 "(layouts, then pairs)",
+                 "" if nl == 1 else " A, B: geometric means of each side's medians per layout; "
+                 "layouts A, B: each side's spread over the layouts (largest median over "
+                 "smallest, minus 1): what code placement did, with the sitting's load."))
     md.append("")
     md.append("**%d figures: %d REGRESSION, %d better, %d ok.**%s"
               % (len(rows), len(regs), sum(r["verdict"] == "better" for r in rows),
@@ -294,8 +382,10 @@ def cmd_verdict(opt):
                  (" Regressed: " + "; ".join("%s %s %s" % (r["workload"], r["runtime"], r["figure"])
                                             for r in regs)) if regs else ""))
     md.append("")
-    md.append("| workload | runtime | figure | A | B | B/A | interval | p | p_U | tolerance | verdict |")
-    md.append("|---|---|---|---:|---:|---:|---|---:|---:|---:|---|")
+    lay = nl > 1
+    md.append("| workload | runtime | figure | A | B | B/A | interval | p | p_U |%s tolerance | verdict |"
+              % (" layouts A | layouts B |" if lay else ""))
+    md.append("|---|---|---|---:|---:|---:|---|---:|---:|%s---:|---|" % ("---:|---:|" if lay else ""))
     for r in rows:
         if r["ratio"] is None:
             inter, ratio = "-", "-"
@@ -307,10 +397,15 @@ def cmd_verdict(opt):
         verdict = r["verdict"] if r["verdict"] != "REGRESSION" else "**REGRESSION**"
         if r.get("detail"):
             verdict += " (%s)" % r["detail"]
-        md.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |"
+        spreads = ""
+        if lay:
+            spreads = " %s | %s |" % tuple(
+                "-" if r.get(k) is None else "%.1f%%" % (100 * r[k]) for k in ("spread_a", "spread_b"))
+        md.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |%s %s | %s |"
                   % (r["workload"], r["runtime"], r["figure"], fmt_num(r["a"]), fmt_num(r["b"]),
                      ratio, inter, "-" if r["p"] is None else "%.3f" % r["p"],
-                     "%.3f" % r["p_u"] if r.get("p_u") is not None else "-", tolstr, verdict))
+                     "%.3f" % r["p_u"] if r.get("p_u") is not None else "-", spreads, tolstr,
+                     verdict))
     for n in notes:
         md.append("")
         md.append("note: " + n)
@@ -335,6 +430,12 @@ def cmd_verdict(opt):
         w = csv.writer(f)
         w.writerow(HISTORY_COLS)
         w.writerows(lines)
+    if layout_rows:
+        with open(os.path.join(out, "layouts.csv"), "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["workload", "runtime", "threads", "side", "padding", "median_ops_per_s",
+                        "runs"])
+            w.writerows(layout_rows)
     if opt.history:
         append_history(opt.history, lines)
         print("regress: %d rows appended to %s" % (len(lines), opt.history))
@@ -399,11 +500,16 @@ def cmd_noise(a):
     unchanged binary would have been flagged)."""
     data = defaultdict(dict)          # cls -> {(dir, key): (a by seed, b by seed)}
     for d in a.dirs:
-        A, _ = read_runs(os.path.join(d, "A.csv"))
-        B, _ = read_runs(os.path.join(d, "B.csv"))
-        for key in set(A) & set(B):
-            cls = "1 thread" if key[2] == 1 else "N threads"
-            data[cls][(d, key)] = (A[key], B[key])
+        # one layout (DIR/A.csv) or several (DIR/layout-<pad>/A.csv, make regress's):
+        # each layout's pairs count as a figure of their own
+        subs = [d] if os.path.isfile(os.path.join(d, "A.csv")) else sorted(
+            os.path.join(d, x) for x in os.listdir(d) if x.startswith("layout-"))
+        for sd in subs:
+            A, _ = read_runs(os.path.join(sd, "A.csv"))
+            B, _ = read_runs(os.path.join(sd, "B.csv"))
+            for key in set(A) & set(B):
+                cls = "1 thread" if key[2] == 1 else "N threads"
+                data[cls][(sd, key)] = (A[key], B[key])
     for cls in sorted(data):
         figs = data[cls]
         nmax = min(len(set(a) & set(b)) for a, b in figs.values())
@@ -505,8 +611,8 @@ def parser(prog):
     sub = ap.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
     tol, level = fraction(0, 1), fraction(0.5, 1)
     p = command(sub, "verdict", cmd_verdict, "the verdict of make regress")
-    p.add_argument("--a", required=True, metavar="A.csv")
-    p.add_argument("--b", required=True, metavar="B.csv")
+    p.add_argument("--a", required=True, nargs="+", metavar="A.csv")
+    p.add_argument("--b", required=True, nargs="+", metavar="B.csv")
     p.add_argument("--counts-A", dest="counts_A", metavar="F")
     p.add_argument("--counts-B", dest="counts_B", metavar="F")
     p.add_argument("--meta", metavar="META")

@@ -5,7 +5,8 @@ op grow or a check failed, 2 on bad input), `stmbench report` (a row per workloa
 runtime x threads, the conflict report written) and make regress's A/B verdict,
 `stmbench ab`, on synthetic samples: equal samples pass, a shifted distribution fails,
 noise within the tolerance passes, a rise in deterministic counts fails, and results
-files are read by column name.
+files are read by column name; at several code layouts, placement alone passes and a
+slowdown at every layout beyond their spread fails.
 
 The commands run through their old entry points (scripts/regress, scripts/regress-ab,
 scripts/stmbench_report.py), which must keep working; the statistics also directly.
@@ -184,6 +185,107 @@ class AbJudge(unittest.TestCase):
             self.assertEqual(rc, 2, out)
 
 
+class AbLayouts(unittest.TestCase):
+    """One throughput figure measured at several code layouts (stmbench.ab.judge_layouts):
+    placement moves a figure by itself, A's as much as B's, so a slowdown counts only
+    beyond the spread the layouts show."""
+
+    def layouts(self, rng, factors, slow, n, sigma):
+        """One (a, b) per layout: A at factor f of the layout, B at f x slow (the same
+        spread, other placements), n pairs each with noise sigma."""
+        return [(samples(rng, n, f, sigma), samples(rng, n, f * slow, sigma)) for f in factors]
+
+    def test_one_layout_is_the_old_verdict(self):
+        a, b = [10, 11, 12, 13, 14], [1, 2, 3, 4, 5]
+        r = ab.judge_layouts([(a, b)], 0.05)
+        old = ab.judge_throughput(a, b, 0.05)
+        for k in ("ratio", "lo", "hi", "p", "verdict"):
+            self.assertEqual(r[k], old[k])
+        self.assertIsNone(r["spread_a"])
+
+    def test_spread_and_geometric_means(self):
+        # exact samples: A 100 and 110 at two layouts, B 99 and 108.9 (1% slower)
+        r = ab.judge_layouts([([100] * 3, [99] * 3), ([110] * 3, [108.9] * 3)], 0.05)
+        self.assertAlmostEqual(r["ratio"], 0.99)
+        self.assertAlmostEqual(r["spread_a"], 0.10)
+        self.assertAlmostEqual(r["spread_b"], 0.10)
+        self.assertEqual(r["layouts"], 2)
+        self.assertEqual(r["verdict"], "ok")
+        # the ratio is paired: load that slows a whole layout's pairs on both sides
+        # (the second, by half) leaves it, while it doubles that side's spread
+        r = ab.judge_layouts([([100, 100], [90, 90]), ([50, 50], [45, 45])], 0.05)
+        self.assertAlmostEqual(r["ratio"], 0.90)
+        self.assertAlmostEqual(r["spread_a"], 1.0)
+
+    def test_placement_alone_passes(self):
+        # a ±10% layout spread (Intel bank stm in issue 48), B the same code at other
+        # placements: never a regression, though a layout pair may differ by 20%
+        rng = random.Random(5)
+        for _ in range(30):
+            fa = [rng.uniform(0.9, 1.1) for _ in range(5)]
+            fb = [rng.uniform(0.9, 1.1) for _ in range(5)]
+            pairs = [(samples(rng, 2, x, 0.02), samples(rng, 2, y, 0.02)) for x, y in zip(fa, fb)]
+            self.assertNotEqual(ab.judge_layouts(pairs, 0.05)["verdict"], "REGRESSION", pairs)
+
+    def test_one_unlucky_layout_is_not_enough(self):
+        # B equal at two layouts and 20% slower at the third: the pooled pairs alone
+        # would not prove it, and the layouts' spread widens the interval
+        pairs = [([100, 101, 99], [100, 100, 100]), ([100, 99, 101], [101, 99, 100]),
+                 ([100, 100, 101], [80, 81, 79])]
+        r = ab.judge_layouts(pairs, 0.05)
+        self.assertEqual(r["verdict"], "ok")
+        self.assertGreater(r["spread_b"], 0.2)
+
+    def test_slowdown_across_layouts_is_caught(self):
+        rng = random.Random(11)
+        # make regress's defaults: 5 layouts, 2 pairs at each. 10% slower at every
+        # layout, a layout spread of 3% and 2% noise per run
+        for _ in range(10):
+            pairs = self.layouts(rng, [1.0, 1.03, 0.99, 1.01, 1.02], 0.90, 2, 0.02)
+            self.assertEqual(ab.judge_layouts(pairs, 0.05)["verdict"], "REGRESSION", pairs)
+        # a `pause` per transaction (a third slower): caught even with a 10% spread
+        for _ in range(10):
+            pairs = self.layouts(rng, [1.0, 1.1, 0.93, 0.9, 1.05], 0.68, 2, 0.02)
+            self.assertEqual(ab.judge_layouts(pairs, 0.05)["verdict"], "REGRESSION", pairs)
+
+    def test_slowdown_within_placement_spread_is_not_proven(self):
+        # 8% slower, but A's and B's layouts each spread by 20%: the interval covers
+        # 0.95, so the gate does not claim it (the verdict shows the spread instead)
+        pairs = [([100] * 3, [92 * 0.9] * 3), ([110] * 3, [92 * 1.1] * 3), ([90] * 3, [92] * 3)]
+        r = ab.judge_layouts(pairs, 0.05)
+        self.assertAlmostEqual(r["ratio"], 0.92)   # 0.828, 0.92, 1.022: the median
+        self.assertGreater(r["hi"], 0.95)
+        self.assertEqual(r["verdict"], "ok")
+
+    def test_cluster_bootstrap(self):
+        from stmbench.stats import bootstrap_median_ci, cluster_bootstrap_median_ci as cb
+        self.assertEqual(cb([[0.5, 0.5], [0.5, 0.5]]), (0.5, 0.5))
+        g = [[0.0, 0.01], [0.1, 0.11], [-0.1, -0.09], [0.05, 0.06], [-0.05, -0.04]]
+        lo, hi = cb(g)
+        self.assertEqual((lo, hi), cb(g))             # a fixed seed
+        self.assertLess(lo, 0.005)
+        self.assertGreater(hi, 0.005)
+        # layouts that disagree widen it beyond the pooled pairs' interval
+        plo, phi = bootstrap_median_ci([x for v in g for x in v])
+        self.assertGreater(hi - lo, phi - plo)
+        # groups of unequal sizes (a failed run) take the slow path, same meaning
+        lo2, hi2 = cb([[0.0, 0.01], [0.1], [-0.1, -0.09], [0.05, 0.06], [-0.05, -0.04]])
+        self.assertLess(lo2, 0.005)
+        self.assertGreater(hi2, 0.005)
+        with self.assertRaises(ValueError):
+            cb([[0.0, 1.0]])
+
+    def test_a_stalled_run_does_not_carry_it(self):
+        # 10% slower at five layouts, one run of A at 32 bytes stalled (a fortieth of
+        # its speed, as one did in this sitting): the ratio stays near 0.90 and the
+        # slowdown is still flagged
+        pairs = [([100, 101], [90, 91]), ([100, 2.5], [90, 89]), ([99, 100], [90, 90]),
+                 ([101, 100], [91, 90]), ([100, 99], [90, 89])]
+        r = ab.judge_layouts(pairs, 0.05)
+        self.assertAlmostEqual(r["ratio"], 0.9, delta=0.01)
+        self.assertEqual(r["verdict"], "REGRESSION")
+
+
 class AbCounts(unittest.TestCase):
     """The count verdict (deterministic callgrind figures)."""
 
@@ -265,6 +367,39 @@ class AbVerdict(TempDirCase):
         # missing columns: bad input
         write(self.path("B.csv"), "runtime,workload,ops_per_s\nstm,bank,1\n")
         self.verdict(2)
+
+    def test_verdict_of_layouts(self):
+        # three layouts, a folder each; B 20% slower at every one: a regression, the
+        # spreads in the table and each side's medians in layouts.csv
+        a_files, b_files = [], []
+        for i, f in enumerate((1.0, 1.04, 0.98)):
+            a_rows = ["stm,bank,1,%d,%.0f,pass" % (s, 1000 * f + s) for s in (1, 2, 3)]
+            b_rows = ["stm,bank,1,%d,%.0f,pass" % (s, 800 * f + s) for s in (1, 2, 3)]
+            runs_file(self.path("A%d.csv" % i), self.HA, a_rows)
+            runs_file(self.path("B%d.csv" % i), self.HB, b_rows)
+            a_files.append(self.path("A%d.csv" % i))
+            b_files.append(self.path("B%d.csv" % i))
+        write(self.path("meta"), "a_rev=x\nb_rev=y\nlayouts=0 32 64\n")
+        def cmd(bs):
+            return [os.path.join(SCRIPTS, "regress-ab"), "verdict", "--a"] + a_files + \
+                ["--b"] + bs + ["--out", self.path("out"), "--meta", self.path("meta")]
+        rc, out = run(cmd(b_files))
+        self.assertEqual(rc, 1, out)
+        md = read(self.path("out", "verdict.md"))
+        self.assertIn("3 code layouts (paddings 0 32 64 bytes)", md)
+        self.assertIn("| layouts A | layouts B |", md)
+        self.assertIn("1 REGRESSION", md)
+        lay = read(self.path("out", "layouts.csv")).splitlines()
+        self.assertEqual(lay[0], "workload,runtime,threads,side,padding,median_ops_per_s,runs")
+        self.assertEqual(len(lay), 1 + 6)
+        self.assertIn("bank,stm,1,B,32,834,3", lay)
+        # the same B as A at every layout: ok
+        rc, out = run(cmd(a_files))
+        self.assertEqual(rc, 0, out)
+        # unequal numbers of files: bad input
+        rc, out = run([os.path.join(SCRIPTS, "regress-ab"), "verdict", "--a"] + a_files +
+                      ["--b"] + b_files[:2])
+        self.assertEqual(rc, 2, out)
 
     def test_baseline_rev(self):
         p = self.path("runs.csv")
