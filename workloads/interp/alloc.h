@@ -21,7 +21,15 @@ static inline IV_OBJ_TEXT void iv_born(int mode, const struct iv_ctx *cx, struct
 
 static inline IV_OBJ_TEXT iv_val iv_new_box(int mode, const struct iv_ctx *cx, struct iv_thread *th, int64_t v)
 {
-    iv_box_ref b = SYNC_ALLOC(struct iv_box);
+    iv_box_ref b;
+#if IV_BOX_FREELIST
+    if (iv_mem_boxes(mode) && (b = iv_box_take(th)) != NULL) {
+        /* a box of th's (freelist.h): the owner is th already; relaxed: a reader
+         * that found the dead box may still look at its shared count */
+        __atomic_store_n(&b->h.rcs, 0, __ATOMIC_RELAXED);
+    } else
+#endif
+        b = SYNC_ALLOC(struct iv_box);
     b->value = v;
     iv_val w = iv_tagged((iv_oref)b, IV_T_BOX);
     iv_born(mode, cx, th, (iv_oref)b, w);

@@ -13,6 +13,7 @@
  *   memory.h              the memory mode's interface: its hooks and per-thread state
  *   state.h               a thread's VM state, the thread, the run's context
  *   where.h               conflict analysis's locations
+ *   freelist.h            the counting modes' free boxes (refcount, biased)
  *   mem_<mode>.h          one file per memory mode (modes.h lists them)
  *   memory_dispatch.h     the hooks, dispatched on the mode (constant in each loop)
  *   alloc.h               allocation of the object model's objects

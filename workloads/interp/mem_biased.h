@@ -28,8 +28,11 @@
 #include "workloads/interp/mem_refcount.h"
 
 #define IV_MEM_COUNTS_biased 1
+#define IV_MEM_BOXES_biased 1          /* its dead boxes go to freelist.h's lists */
 #define IV_BRC_MERGED 1
 #define IV_BRC_QUEUED 2
+#define IV_BRC_SHIFT 2                /* the shared count, above its flags */
+#define IV_BRC_ONE ((int64_t)1 << IV_BRC_SHIFT)
 
 /* A thread's state (locks only): the objects others queued to it as their owner. */
 struct iv_biased_thread {
@@ -50,8 +53,39 @@ static IV_OBJ_TEXT void iv_brc_queue(struct iv_biased_thread *owner, iv_val w)
 }
 #endif
 
-/* -1 on w's object (not a small int); 1 when it reached 0 (the caller frees it). */
-static inline IV_OBJ_TEXT int iv_biased_dec(const struct iv_ctx *cx, struct iv_thread *th, iv_val w)
+#if IV_COUNT_ATOMIC
+/* The decrement of a reference not counted in the owner's plain count: another
+ * thread's, or any after the merge. 1 when it took the count to 0. */
+static IV_OBJ_TEXT SYNC_NOINLINE int iv_biased_dec_shared(const struct iv_ctx *cx, iv_val w,
+                                                          int owner)
+{
+    iv_oref o = iv_vref(w);
+    /* acq_rel: as refcount's decrement (mem_refcount.h) */
+    int64_t now = __atomic_sub_fetch(&o->rcs, IV_BRC_ONE, __ATOMIC_ACQ_REL);
+    if (now & IV_BRC_MERGED)
+        return !(now & IV_BRC_QUEUED) && (now >> IV_BRC_SHIFT) == 0;   /* queued: the drain's */
+    /* relaxed: QUEUED only elects the one thread that queues; the inbox's mutex
+     * orders the object's hand-over to its owner */
+    if ((now >> IV_BRC_SHIFT) < 0 && !(now & IV_BRC_QUEUED) &&
+        !(__atomic_fetch_or(&o->rcs, IV_BRC_QUEUED, __ATOMIC_RELAXED) & IV_BRC_QUEUED))
+        iv_brc_queue(IV_BIASED(cx->mems[owner]), w);   /* the owner merges it */
+    return 0;
+}
+
+/* The owner's count reached 0 (not merged): 1 when the object is dead. */
+static IV_OBJ_TEXT SYNC_NOINLINE int iv_biased_merge_zero(iv_oref o)
+{
+    /* merge: from now on the shared count decides. acq_rel as the decrements. An
+     * object in this owner's inbox is the drain's to decide (iv_brc_drain). */
+    int64_t old = __atomic_fetch_or(&o->rcs, IV_BRC_MERGED, __ATOMIC_ACQ_REL);
+    return !(old & IV_BRC_QUEUED) && (old >> IV_BRC_SHIFT) == 0;
+}
+#endif
+
+/* -1 on w's object (not a small int); 1 when it reached 0 (the caller frees it). The
+ * owner's path is inline; the others' out of line. */
+static inline __attribute__((always_inline)) IV_OBJ_TEXT int
+iv_biased_dec(const struct iv_ctx *cx, struct iv_thread *th, iv_val w)
 {
     iv_oref o = iv_vref(w);
     int tid = th->tid;
@@ -59,24 +93,21 @@ static inline IV_OBJ_TEXT int iv_biased_dec(const struct iv_ctx *cx, struct iv_t
     int owner = o->owner;
     if (owner == IV_IMMORTAL)
         return 0;
-    if (owner == tid && !(__atomic_load_n(&o->rcs, __ATOMIC_RELAXED) & IV_BRC_MERGED)) {
+    /* relaxed: only the owner sets MERGED, and reads it here */
+    if (SYNC_LIKELY(owner == tid && !(__atomic_load_n(&o->rcs, __ATOMIC_RELAXED) & IV_BRC_MERGED))) {
         if (--o->rc > 0)
             return 0;
-        /* merge: from now on the shared count decides. acq_rel as the sub below. An
-         * object in this owner's inbox is the drain's to decide (iv_brc_drain). */
-        int64_t old = __atomic_fetch_or(&o->rcs, IV_BRC_MERGED, __ATOMIC_ACQ_REL);
-        return !(old & IV_BRC_QUEUED) && (old >> 2) == 0;
+        /* The owner's count reached 0. A shared word of 0 (no count, no flag: no other
+         * thread holds a reference or queued it) means the sum is 0 now, so nobody
+         * can make a new reference: dead, with no read-modify-write (CPython's
+         * _Py_MergeZeroLocalRefcount). acquire: pairs with the acq_rel decrement that
+         * brought another thread's count back to 0, so its accesses come before the
+         * free. */
+        if (__atomic_load_n(&o->rcs, __ATOMIC_ACQUIRE) == 0)
+            return 1;
+        return iv_biased_merge_zero(o);
     }
-    /* acq_rel: as refcount's decrement (mem_refcount.h) */
-    int64_t now = __atomic_sub_fetch(&o->rcs, 4, __ATOMIC_ACQ_REL);
-    if (now & IV_BRC_MERGED)
-        return !(now & IV_BRC_QUEUED) && (now >> 2) == 0;   /* queued: the drain's */
-    /* relaxed: QUEUED only elects the one thread that queues; the inbox's mutex
-     * orders the object's hand-over to its owner */
-    if ((now >> 2) < 0 && !(now & IV_BRC_QUEUED) &&
-        !(__atomic_fetch_or(&o->rcs, IV_BRC_QUEUED, __ATOMIC_RELAXED) & IV_BRC_QUEUED))
-        iv_brc_queue(IV_BIASED(cx->mems[owner]), w);   /* the owner merges it */
-    return 0;
+    return iv_biased_dec_shared(cx, w, owner);
 #else
     SYNC_READ(o);
     if (o->owner == IV_IMMORTAL)
@@ -117,10 +148,10 @@ static IV_OBJ_TEXT SYNC_NOINLINE void iv_brc_drain(const struct iv_ctx *cx, stru
          * acq_rel: as the decrements */
         old = __atomic_load_n(&o->rcs, __ATOMIC_RELAXED);
         do {
-            now = ((old & ~(int64_t)3) + local * 4) | IV_BRC_MERGED;
+            now = ((old & ~(IV_BRC_ONE - 1)) + local * IV_BRC_ONE) | IV_BRC_MERGED;
         } while (!__atomic_compare_exchange_n(&o->rcs, &old, now, false, __ATOMIC_ACQ_REL,
                                               __ATOMIC_RELAXED));
-        if ((now >> 2) == 0)
+        if ((now >> IV_BRC_SHIFT) == 0)
             iv_biased_release(cx, th, q[i]);
     }
     free(q);
@@ -161,7 +192,7 @@ static inline IV_OBJ_TEXT void iv_biased_incref(const struct iv_ctx *cx, struct 
         o->rc++;                         /* the owner's own count: plain */
     else
         /* relaxed: an increment only needs to be counted (as refcount's) */
-        __atomic_fetch_add(&o->rcs, 4, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&o->rcs, IV_BRC_ONE, __ATOMIC_RELAXED);
 #else
     SYNC_READ(o);
     if (o->owner == IV_IMMORTAL)
@@ -227,6 +258,9 @@ static inline IV_OBJ_TEXT void iv_biased_teardown(struct iv_ctx *cx)
         free(m->inbox);
         pthread_mutex_destroy(&m->inbox_mu);
     }
+#if IV_BOX_FREELIST
+    iv_boxes_teardown(cx);
+#endif
 }
 
 /* The final check: every counted object the heap holds has, owner's and others'
@@ -238,7 +272,7 @@ static IV_OBJ_TEXT int iv_biased_agrees(void *arg, iv_val w, int64_t refs, int64
     if (o->owner == IV_IMMORTAL)
         return 1;
     /* relaxed: no thread runs; the shared count is in units of 4 above its flags */
-    *theirs = o->rc + (__atomic_load_n(&o->rcs, __ATOMIC_RELAXED) >> 2);
+    *theirs = o->rc + (__atomic_load_n(&o->rcs, __ATOMIC_RELAXED) >> IV_BRC_SHIFT);
 #else
     SYNC_READ(o);
     if (o->owner == IV_IMMORTAL)

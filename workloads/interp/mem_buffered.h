@@ -30,6 +30,7 @@
 #include "workloads/interp/where.h"
 
 #define IV_MEM_COUNTS_buffered 1
+#define IV_MEM_BOXES_buffered 0          /* its dead boxes go to freelist.h's lists */
 
 /* An object's count, outside the shared heap (plain memory). */
 #define IV_CNT_LIMBO ((int64_t)1 << 61)   /* in a limbo list, waiting for the epochs */

@@ -17,6 +17,7 @@
 #include "workloads/interp/where.h"
 
 #define IV_MEM_COUNTS_raw 0
+#define IV_MEM_BOXES_raw 0          /* its dead boxes go to freelist.h's lists */
 
 static inline IV_OBJ_TEXT void iv_raw_setup(struct iv_ctx *cx) { (void)cx; }
 static inline IV_OBJ_TEXT void iv_raw_program_object(const struct iv_ctx *cx, iv_oref o, int tid,

@@ -26,9 +26,11 @@
 #define IV_MEM_REFCOUNT_H
 
 #include "workloads/interp/census.h"
+#include "workloads/interp/freelist.h"
 #include "workloads/interp/where.h"
 
 #define IV_MEM_COUNTS_refcount 1
+#define IV_MEM_BOXES_refcount 1          /* its dead boxes go to freelist.h's lists */
 
 /* ---- the release walk of the counting modes (refcount, biased) ---- */
 
@@ -71,7 +73,12 @@ iv_release_with(const struct iv_ctx *cx, struct iv_thread *th, iv_val w,
                 if (s->e[j].used)
                     iv_release_push(cx, th, (iv_val)s->e[j].val, dec);
         }
-        iv_free_obj(x);
+#if IV_BOX_FREELIST
+        if (iv_vtype(x) == IV_T_BOX)
+            iv_box_free(cx, th, (iv_box_ref)iv_vref(x));
+        else
+#endif
+            iv_free_obj(x);
         m->frees++;
     }
 }
@@ -179,7 +186,14 @@ static IV_OBJ_TEXT void iv_refcount_teardown_global(const struct iv_ctx *cx, str
         iv_refcount_decref(cx, th, &th->vm[th->cur], w);
 }
 
-static inline IV_OBJ_TEXT void iv_refcount_teardown(struct iv_ctx *cx) { (void)cx; }
+static inline IV_OBJ_TEXT void iv_refcount_teardown(struct iv_ctx *cx)
+{
+#if IV_BOX_FREELIST
+    iv_boxes_teardown(cx);
+#else
+    (void)cx;
+#endif
+}
 
 /* The final check: every object the heap holds has the count of its holders. */
 static IV_OBJ_TEXT int iv_refcount_agrees(void *arg, iv_val w, int64_t refs, int64_t *theirs)

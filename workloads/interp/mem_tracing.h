@@ -36,6 +36,7 @@
 #include "workloads/interp/where.h"
 
 #define IV_MEM_COUNTS_tracing 0
+#define IV_MEM_BOXES_tracing 0          /* its dead boxes go to freelist.h's lists */
 #define IV_GC_MIN 32768              /* registry entries before a thread's first collection */
 #if defined(SYNC_RT_GIL) || defined(SYNC_RT_SEQ)
 #define IV_GC_STOPS_WORLD 0          /* nobody runs a slice while the collector does */

@@ -44,7 +44,9 @@
  *                                     accounting against the census of references the
  *                                     heap holds (census.h); 0, or -1 and msg
  * and one constant, IV_MEM_COUNTS_<name>: 1 when the mode's decref does anything (a
- * bytecode that drops many references at once skips the work when it is 0).
+ * bytecode that drops many references at once skips the work when it is 0), and
+ * IV_MEM_BOXES_<name>: 1 when the mode gives its dead boxes to freelist.h's lists
+ * (where the runtime has them), so that allocation takes boxes from there.
  *
  * State. What every mode uses is in struct iv_mem (one per thread, in struct
  * iv_thread): the counters of allocations and frees, and two work lists. What a mode
@@ -73,6 +75,12 @@ struct iv_mem {
     size_t nwork, capwork;
     iv_val *drop;                    /* LIST_CLEAR: the elements whose references go */
     size_t capdrop;
+    iv_box_ref boxes;                /* refcount, biased: the free boxes this thread owns
+                                      * (freelist.h) */
+    /* ... and those other threads freed, pushed here (freelist.h): on a line of its
+     * own, away from the fields the owner writes on every bytecode */
+    _Alignas(64) uintptr_t remote;
+    char remote_pad[64 - sizeof(uintptr_t)];
     _Alignas(16) unsigned char mode[IV_MODE_THREAD_BYTES];   /* the mode's own */
 };
 

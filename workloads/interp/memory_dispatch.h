@@ -224,4 +224,18 @@ static inline bool iv_mem_counts(int mode)
     }
 }
 
+/* 1 when the mode's dead boxes go back to the thread's free boxes (IV_MEM_BOXES_<name>,
+ * memory.h; freelist.h), so its allocations take them from there. */
+#define IV_MEM_BOXES_CASE_(NAME, name)                                                  \
+    case IV_MEM_##NAME:                                                                 \
+        return IV_MEM_BOXES_##name;
+static inline bool iv_mem_boxes(int mode)
+{
+    switch (mode) {
+        IV_MEMORY_MODES(IV_MEM_BOXES_CASE_)
+    default:
+        return false;
+    }
+}
+
 #endif
