@@ -58,6 +58,46 @@ static inline iv_cell_ref iv_lookup_cell(const struct iv_ctx *cx, struct iv_thre
     return (iv_cell_ref)gc->cell;
 }
 
+#if IV_COUNT_ATOMIC
+/* locks: reads an int global's cell without its lock, as CPython 3.14's LOAD_GLOBAL
+ * reads the module dict (_Py_TryIncrefCompare): *r is the value with a reference
+ * counted, or false when the caller must take the lock (the cell is locked, it moved,
+ * the value is a container, or the mode cannot count it here).
+ *
+ * A seqlock on the cell's lock word and version: every store of the value is made
+ * under the lock, followed by a version move, before the unlock. The reader loads
+ * lock (free), version, value, counts the value (try_incref), then lock (free) and
+ * version (unchanged). If the value it read was stored by a holder H, its acquire
+ * load synchronises with that store, so its second load of the lock sees H's lock or
+ * a later word: free means H unlocked, after its version moves, so a value that H
+ * (in an atomic section) later replaced shows as a new version. So the value read
+ * was the cell's value with the lock free: a section's intermediate stores are never
+ * seen, as the locks rule says (docs/interp.md). All loads acquire (each orders the
+ * next one after it). A box's memory stays a box with the same owner (freelist.h),
+ * so try_incref on one that died is safe and fails; a list or dict is read under the
+ * lock. */
+static inline __attribute__((always_inline)) bool
+iv_cell_read(int mode, const struct iv_ctx *cx, struct iv_thread *th, struct iv_vm *vm,
+             iv_cell_ref c, iv_val *r)
+{
+    if (atomic_load_explicit(&c->lock.v, memory_order_acquire) != 0)
+        return false;
+    uint64_t ver = __atomic_load_n(&c->ver, __ATOMIC_ACQUIRE);
+    iv_val w = (iv_val)__atomic_load_n(&c->value, __ATOMIC_ACQUIRE);
+    if (iv_vtype(w) != IV_T_INT) {
+        if (iv_vtype(w) != IV_T_BOX || !iv_mem_try_incref(mode, cx, th, w))
+            return false;
+    }
+    if (SYNC_UNLIKELY(atomic_load_explicit(&c->lock.v, memory_order_acquire) != 0 ||
+                      __atomic_load_n(&c->ver, __ATOMIC_ACQUIRE) != ver)) {
+        iv_mem_decref(mode, cx, th, vm, w);   /* gives it back */
+        return false;
+    }
+    *r = w;
+    return true;
+}
+#endif
+
 /* The list or dict a global names (its object: the declared container). */
 #define IV_GOBJ(g) (th->gobj[g])
 
@@ -117,16 +157,22 @@ iv_run_obj_(const struct iv_ctx *cx, struct iv_thread *th, struct iv_vm *vm, int
         }
         case IV_LOAD_GLOBAL:
             IV_WHERE(g);
-            IV_LOCK(th, g, adepth);
-            if (cx->prog->globals[g].kind == IV_KIND_INT) {
-                iv_cell_ref c = iv_lookup_cell(cx, th, pc - 1, g);
-                SYNC_READ(c);
-                r = (iv_val)c->value;
+            if (cx->prog->globals[g].kind != IV_KIND_INT) {
+                r = IV_GOBJ(g);                 /* held by its declaration: no lock */
+                INCREF(r);
             } else {
-                r = IV_GOBJ(g);
+                iv_cell_ref c = iv_lookup_cell(cx, th, pc - 1, g);
+#if IV_COUNT_ATOMIC
+                if (!iv_cell_read(mode, cx, th, vm, c, &r))
+#endif
+                {
+                    IV_LOCK(th, g, adepth);
+                    SYNC_READ(c);
+                    r = (iv_val)c->value;
+                    INCREF(r);                  /* under the cell's lock (mem_refcount.h) */
+                    IV_UNLOCK(th, g, adepth);
+                }
             }
-            INCREF(r);                          /* under the cell's lock (mem_refcount.h) */
-            IV_UNLOCK(th, g, adepth);
             vals[sp++] = (int64_t)r;
             break;
         case IV_STORE_GLOBAL: {
@@ -135,7 +181,15 @@ iv_run_obj_(const struct iv_ctx *cx, struct iv_thread *th, struct iv_vm *vm, int
             IV_LOCK(th, g, adepth);
             SYNC_WRITE(c);
             r = (iv_val)c->value;
+#if IV_COUNT_ATOMIC
+            /* release: a reader without the lock that loads the value (acquire) sees
+             * the object it names made; the version moves after it, before the
+             * unlock (iv_cell_read) */
+            __atomic_store_n(&c->value, vals[--sp], __ATOMIC_RELEASE);
+            __atomic_store_n(&c->ver, c->ver + 1, __ATOMIC_RELAXED);
+#else
             c->value = vals[--sp];
+#endif
             IV_UNLOCK(th, g, adepth);
             DECREF(r);
             break;

@@ -31,7 +31,8 @@
 #define IV_MEM_BOXES_biased 1          /* its dead boxes go to freelist.h's lists */
 #define IV_BRC_MERGED 1
 #define IV_BRC_QUEUED 2
-#define IV_BRC_SHIFT 2                /* the shared count, above its flags */
+#define IV_BRC_SHARED 4               /* another thread counted it once: see below */
+#define IV_BRC_SHIFT 3                /* the shared count, above its flags */
 #define IV_BRC_ONE ((int64_t)1 << IV_BRC_SHIFT)
 
 /* A thread's state (locks only): the objects others queued to it as their owner. */
@@ -148,7 +149,7 @@ static IV_OBJ_TEXT SYNC_NOINLINE void iv_brc_drain(const struct iv_ctx *cx, stru
          * acq_rel: as the decrements */
         old = __atomic_load_n(&o->rcs, __ATOMIC_RELAXED);
         do {
-            now = ((old & ~(IV_BRC_ONE - 1)) + local * IV_BRC_ONE) | IV_BRC_MERGED;
+            now = ((old & ~(int64_t)IV_BRC_QUEUED) + local * IV_BRC_ONE) | IV_BRC_MERGED;
         } while (!__atomic_compare_exchange_n(&o->rcs, &old, now, false, __ATOMIC_ACQ_REL,
                                               __ATOMIC_RELAXED));
         if ((now >> IV_BRC_SHIFT) == 0)
@@ -177,6 +178,18 @@ static inline IV_OBJ_TEXT void iv_biased_allocated(const struct iv_ctx *cx, stru
     o->rc = 1;                        /* the reference the creator pushes */
 }
 
+#if IV_COUNT_ATOMIC
+/* Another thread's increment: counted in the shared word, which it marks SHARED the
+ * first time, so that the owner's death merges from then on and try_incref can tell
+ * the object alive. relaxed: an increment only needs to be counted (as refcount's). */
+static inline __attribute__((always_inline)) void iv_biased_inc_shared(iv_oref o)
+{
+    if (SYNC_UNLIKELY(!(__atomic_load_n(&o->rcs, __ATOMIC_RELAXED) & IV_BRC_SHARED)))
+        __atomic_fetch_or(&o->rcs, IV_BRC_SHARED, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&o->rcs, IV_BRC_ONE, __ATOMIC_RELAXED);
+}
+#endif
+
 static inline IV_OBJ_TEXT void iv_biased_incref(const struct iv_ctx *cx, struct iv_thread *th, iv_val w)
 {
     if (iv_vtype(w) == IV_T_INT)
@@ -191,8 +204,7 @@ static inline IV_OBJ_TEXT void iv_biased_incref(const struct iv_ctx *cx, struct 
     if (owner == tid && !(__atomic_load_n(&o->rcs, __ATOMIC_RELAXED) & IV_BRC_MERGED))
         o->rc++;                         /* the owner's own count: plain */
     else
-        /* relaxed: an increment only needs to be counted (as refcount's) */
-        __atomic_fetch_add(&o->rcs, IV_BRC_ONE, __ATOMIC_RELAXED);
+        iv_biased_inc_shared(o);
 #else
     SYNC_READ(o);
     if (o->owner == IV_IMMORTAL)
@@ -202,6 +214,40 @@ static inline IV_OBJ_TEXT void iv_biased_incref(const struct iv_ctx *cx, struct 
         o->rcs++;
     else
         o->rc++;
+#endif
+}
+
+/* locks: w (a box) was read from a cell with no lock held and may have died (its
+ * memory is still a box of the same owner: freelist.h). Counts it if it is alive. */
+static inline IV_OBJ_TEXT bool iv_biased_try_incref(const struct iv_ctx *cx, struct iv_thread *th,
+                                                iv_val w)
+{
+#if IV_COUNT_ATOMIC
+    iv_oref o = iv_vref(w);
+    int owner = o->owner;               /* never changes: freelist.h */
+    if (owner == IV_IMMORTAL)
+        return true;
+    /* relaxed: only the owner sets MERGED, and reads it here */
+    if (owner == th->tid && !(__atomic_load_n(&o->rcs, __ATOMIC_RELAXED) & IV_BRC_MERGED)) {
+        if (o->rc <= 0)
+            return false;               /* dead: on this thread's free boxes */
+        o->rc++;
+        return true;
+    }
+    /* Dead, or may be: a shared word of 0 (the owner frees at its own 0 without a
+     * look back: iv_biased_dec), or merged with a count of 0 (freed, or the drain's
+     * to free). Any other word keeps the owner from freeing without the merge, whose
+     * read-modify-write then sees this increment. relaxed: as the increment */
+    int64_t n = __atomic_load_n(&o->rcs, __ATOMIC_RELAXED);
+    do {
+        if (n == 0 || ((n & IV_BRC_MERGED) && (n >> IV_BRC_SHIFT) <= 0))
+            return false;
+    } while (!__atomic_compare_exchange_n(&o->rcs, &n, n + IV_BRC_ONE, true, __ATOMIC_RELAXED,
+                                          __ATOMIC_RELAXED));
+    return true;
+#else
+    iv_biased_incref(cx, th, w);
+    return true;
 #endif
 }
 

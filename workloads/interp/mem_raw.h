@@ -24,6 +24,12 @@ static inline IV_OBJ_TEXT void iv_raw_program_object(const struct iv_ctx *cx, iv
                                          bool container) {}
 static inline IV_OBJ_TEXT void iv_raw_allocated(const struct iv_ctx *cx, struct iv_thread *th, iv_oref o,
                                     iv_val w) {}
+static inline IV_OBJ_TEXT bool iv_raw_try_incref(const struct iv_ctx *cx, struct iv_thread *th,
+                                                 iv_val w)
+{
+    return false;
+}
+
 static inline IV_OBJ_TEXT void iv_raw_incref(const struct iv_ctx *cx, struct iv_thread *th, iv_val w) {}
 static inline IV_OBJ_TEXT void iv_raw_decref(const struct iv_ctx *cx, struct iv_thread *th,
                                  struct iv_vm *vm, iv_val w) {}

@@ -119,7 +119,13 @@ static inline IV_OBJ_TEXT void iv_refcount_program_object(const struct iv_ctx *c
 static inline IV_OBJ_TEXT void iv_refcount_allocated(const struct iv_ctx *cx, struct iv_thread *th,
                                          iv_oref o, iv_val w)
 {
+#if IV_COUNT_ATOMIC
+    /* relaxed: a reader that found this box dead may still try its count (and fails
+     * at 0, or counts the new object and gives it back: try_incref) */
+    __atomic_store_n(&o->rc, 1, __ATOMIC_RELAXED);
+#else
     o->rc = 1;                        /* the reference the creator pushes */
+#endif
 }
 
 static inline IV_OBJ_TEXT void iv_refcount_incref(const struct iv_ctx *cx, struct iv_thread *th, iv_val w)
@@ -135,6 +141,28 @@ static inline IV_OBJ_TEXT void iv_refcount_incref(const struct iv_ctx *cx, struc
     SYNC_READ(o);
     SYNC_WRITE(o);
     o->rc++;
+#endif
+}
+
+/* locks: w, read from a cell with no lock held, may have died (its box is still a box:
+ * freelist.h); counts it only while its count is above 0. */
+static inline IV_OBJ_TEXT bool iv_refcount_try_incref(const struct iv_ctx *cx, struct iv_thread *th,
+                                                  iv_val w)
+{
+#if IV_COUNT_ATOMIC
+    iv_oref o = iv_vref(w);
+    /* relaxed: as the increment; the caller's second acquire load of the cell orders
+     * its use of the box after the store that published it */
+    int64_t n = __atomic_load_n(&o->rc, __ATOMIC_RELAXED);
+    do {
+        if (n <= 0)
+            return false;                /* dead, or dying: the caller takes the lock */
+    } while (!__atomic_compare_exchange_n(&o->rc, &n, n + 1, true, __ATOMIC_RELAXED,
+                                          __ATOMIC_RELAXED));
+    return true;
+#else
+    iv_refcount_incref(cx, th, w);
+    return true;
 #endif
 }
 

@@ -222,6 +222,13 @@ static inline IV_OBJ_TEXT void iv_tracing_allocated(const struct iv_ctx *cx, str
     m->reg[m->nreg++] = w;
 }
 
+static inline IV_OBJ_TEXT bool iv_tracing_try_incref(const struct iv_ctx *cx, struct iv_thread *th,
+                                                 iv_val w)
+{
+    return true;                     /* nothing counted; freed only by a collection, with
+                                      * every thread stopped between slices */
+}
+
 static inline IV_OBJ_TEXT void iv_tracing_incref(const struct iv_ctx *cx, struct iv_thread *th, iv_val w) {}
 static inline IV_OBJ_TEXT void iv_tracing_decref(const struct iv_ctx *cx, struct iv_thread *th,
                                      struct iv_vm *vm, iv_val w) {}

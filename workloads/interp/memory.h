@@ -23,6 +23,13 @@
  *                                     creator holds one reference (it pushes it)
  *   incref(cx, th, w)                 a reference to w was copied (w any value)
  *   decref(cx, th, vm, w)             a reference to w was dropped (w any value)
+ *   try_incref(cx, th, w)             locks only: w (a box) was read from a cell with no
+ *                                     lock held, and may have died since: counts a
+ *                                     reference and returns true if w was alive, else
+ *                                     false (the caller reads again under the lock).
+ *                                     The caller then checks that the cell still holds
+ *                                     w, and drops the reference (decref) if not
+ *                                     (CPython's _Py_TryIncrefCompare)
  *   safepoint(cx, th)                 between two slices, outside any block: where a
  *                                     collection may stop the thread
  *   block_begin(cx, th)               each run of a slice's block, inside it, first: a

@@ -69,6 +69,18 @@ static inline void iv_mem_incref(int mode, const struct iv_ctx *cx, struct iv_th
     }
 }
 
+#define IV_MEM_TRY_INCREF_(NAME, name)                                                  \
+    case IV_MEM_##NAME:                                                                 \
+        return iv_##name##_try_incref(cx, th, w);
+static inline bool iv_mem_try_incref(int mode, const struct iv_ctx *cx, struct iv_thread *th, iv_val w)
+{
+    switch (mode) {
+        IV_MEMORY_MODES(IV_MEM_TRY_INCREF_)
+    default:
+        return false;
+    }
+}
+
 #define IV_MEM_DECREF_(NAME, name)                                                      \
     case IV_MEM_##NAME:                                                                 \
         iv_##name##_decref(cx, th, vm, w);                                              \

@@ -34,7 +34,9 @@ struct iv_cell {
     SYNC_OBJECT_HEADER;
     wl_spin_t lock;
     int64_t value;
-    char pad[128 - 24];
+    uint64_t ver;                    /* object model under locks: moves at each store of
+                                      * the value, under the lock (loop_obj.h) */
+    char pad[128 - 32];
 };
 typedef SYNC_REF(void) iv_ref;
 typedef SYNC_REF(struct iv_cell) iv_cell_ref;
