@@ -139,6 +139,7 @@ struct iv_odict {
     SYNC_REF(struct iv_slots) slots;
     int64_t kver;                    /* keys version: moves when a key is added (the
                                       * slots may move); values do not move it */
+    struct iv_retired *retired;      /* locks: slots replaced (value.h) */
 };
 typedef SYNC_REF(struct iv_odict) iv_odict_ref;
 
@@ -175,7 +176,7 @@ static IV_OBJ_TEXT iv_val iv_odict_set(iv_odict_ref d, int64_t key, iv_val w, in
     if (i >= 0) {
         SYNC_WRITE(s);
         iv_val old = (iv_val)s->e[i].val;
-        s->e[i].val = (int64_t)w;
+        IV_STORE_REL(s->e[i].val, (int64_t)w);
         return old;
     }
     int64_t count = d->count, cap = d->cap;
@@ -186,17 +187,24 @@ static IV_OBJ_TEXT iv_val iv_odict_set(iv_odict_ref d, int64_t key, iv_val w, in
     SYNC_WRITE(d);
     if ((count + 1) * 4 > cap * 3) {
         iv_slots_ref ns = iv_slots_grow(s, cap);
+#if IV_COUNT_ATOMIC
+        iv_retire(&d->retired, s);
+#else
         SYNC_FREE(s);
-        d->slots = s = ns;
-        d->cap = cap = cap * 2;
+#endif
+        IV_STORE_REL(d->slots, ns);            /* its entries before it */
+        s = ns;
+        cap *= 2;
+        IV_STORE_REL(d->cap, cap);             /* the slots before it: a reader that
+                                                * sees the new cap sees them */
     } else {
         SYNC_WRITE(s);
     }
     i = iv_dict_probe(s, cap, key);
     s->e[i].key = key;
-    s->e[i].val = (int64_t)w;
-    s->e[i].used = 1;
-    d->count = count + 1;
+    IV_STORE_REL(s->e[i].val, (int64_t)w);
+    IV_STORE_REL(s->e[i].used, 1);             /* the key and the value before it */
+    IV_STORE_REL(d->count, count + 1);
     d->kver++;
     return 0;
 }
@@ -206,6 +214,9 @@ static inline void iv_odict_free(iv_odict_ref d)
 {
     SYNC_READ(d);
     SYNC_FREE(d->slots);
+#if IV_COUNT_ATOMIC
+    iv_retired_free(d->retired);
+#endif
     SYNC_FREE(d);
 }
 

@@ -99,6 +99,7 @@ static inline int64_t iv_list_sum(iv_list_ref l)
 
 /* ---- the object model's lists ---- */
 
+
 struct iv_items {
     SYNC_OBJECT_HEADER;
     int64_t v[];
@@ -107,6 +108,7 @@ struct iv_olist {
     struct iv_ohdr h;
     int64_t len, cap;
     SYNC_REF(struct iv_items) items;
+    struct iv_retired *retired;      /* locks: items replaced (value.h) */
 };
 typedef SYNC_REF(struct iv_items) iv_items_ref;
 typedef SYNC_REF(struct iv_olist) iv_olist_ref;
@@ -143,15 +145,20 @@ static inline int iv_olist_append(iv_olist_ref l, iv_val w)
             SYNC_READ(it);
             for (int64_t i = 0; i < n; i++)      /* element by element: no memcpy */
                 ni->v[i] = it->v[i];             /* through a %gs reference */
+#if IV_COUNT_ATOMIC
+            iv_retire(&l->retired, it);
+#else
             SYNC_FREE(it);
+#endif
         }
-        l->items = it = ni;
+        IV_STORE_REL(l->items, ni);              /* its elements before it */
+        it = ni;
         l->cap = ncap;
     } else {
         SYNC_WRITE(it);
     }
-    it->v[n] = (int64_t)w;
-    l->len = n + 1;
+    IV_STORE_REL(it->v[n], (int64_t)w);
+    IV_STORE_REL(l->len, n + 1);                 /* the items before it */
     return 0;
 }
 
@@ -165,7 +172,7 @@ static inline iv_val iv_olist_set(iv_olist_ref l, int64_t i, iv_val w)
     iv_items_ref it = l->items;
     SYNC_WRITE(it);
     iv_val old = (iv_val)it->v[i];
-    it->v[i] = (int64_t)w;
+    IV_STORE_REL(it->v[i], (int64_t)w);
     return old;
 }
 
@@ -179,8 +186,9 @@ static inline iv_val iv_olist_pop(iv_olist_ref l)
     SYNC_WRITE(l);
     iv_items_ref it = l->items;
     SYNC_READ(it);
-    l->len--;
-    return (iv_val)it->v[l->len];
+    int64_t n = l->len - 1;
+    IV_STORE_REL(l->len, n);
+    return (iv_val)it->v[n];
 }
 
 /* Frees a list's memory (the caller drops what its elements hold first). */
@@ -189,6 +197,9 @@ static inline void iv_olist_free(iv_olist_ref l)
     SYNC_READ(l);
     if (l->items != SYNC_NULL)
         SYNC_FREE(l->items);
+#if IV_COUNT_ATOMIC
+    iv_retired_free(l->retired);
+#endif
     SYNC_FREE(l);
 }
 

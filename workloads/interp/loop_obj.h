@@ -98,6 +98,98 @@ iv_cell_read(int mode, const struct iv_ctx *cx, struct iv_thread *th, struct iv_
 }
 #endif
 
+#if IV_COUNT_ATOMIC
+/* locks: a container's change, made under its lock, moves its version before the
+ * unlock (release: as the stores it follows) for the readers below. */
+#define IV_WROTE(x)                                                                     \
+    do {                                                                                \
+        iv_oref o_ = iv_vref(x);                                                        \
+        __atomic_store_n(&o_->ver, o_->ver + 1, __ATOMIC_RELEASE);                      \
+    } while (0)
+
+/* Checks a read without the lock (iv_obj_read, iv_obj_len): the lock free and the
+ * version what it was. */
+static inline __attribute__((always_inline)) bool iv_obj_still(iv_oref o, uint64_t ver)
+{
+    return atomic_load_explicit(&o->lock.v, memory_order_acquire) == 0 &&
+           __atomic_load_n(&o->ver, __ATOMIC_ACQUIRE) == ver;
+}
+
+/* locks: GETITEM or CONTAINS (op) on list or dict c without its lock, as CPython
+ * 3.14 reads lists and dicts (_Py_dict_lookup_threadsafe, _Py_TryXGetRef): *r is the
+ * result with its reference counted, or false when the caller must take the lock
+ * (the container is locked or changed meanwhile, the element is a container, or the
+ * mode cannot count it here). The same seqlock as iv_cell_read: every change of a
+ * container is made under its lock, its reader-visible stores release (list.h,
+ * dict.h: IV_STORE_REL), its version moved before the unlock (IV_WROTE). Storage a
+ * change replaces is kept until the container is freed (value.h: iv_retired), and a
+ * reader holds the container (its stack, or the declaration), so no load below
+ * reads freed memory; a list's length is loaded before its items (a new length comes
+ * with the items it fits in), a dict's cap before its slots (likewise). */
+static inline __attribute__((always_inline)) bool
+iv_obj_read(int mode, const struct iv_ctx *cx, struct iv_thread *th, struct iv_vm *vm, int op,
+            iv_val c, int64_t key, iv_val *r)
+{
+    iv_oref o = iv_vref(c);
+    if (atomic_load_explicit(&o->lock.v, memory_order_acquire) != 0)
+        return false;
+    uint64_t ver = __atomic_load_n(&o->ver, __ATOMIC_ACQUIRE);
+    iv_val w = 0;
+    if (iv_vtype(c) == IV_T_LIST) {
+        iv_olist_ref l = (iv_olist_ref)o;
+        int64_t n = __atomic_load_n(&l->len, __ATOMIC_ACQUIRE);
+        if (op == IV_CONTAINS) {
+            w = iv_small((uint64_t)key < (uint64_t)n);
+        } else if ((uint64_t)key < (uint64_t)n) {
+            iv_items_ref it = __atomic_load_n(&l->items, __ATOMIC_ACQUIRE);
+            w = (iv_val)__atomic_load_n(&it->v[key], __ATOMIC_ACQUIRE);
+        }
+    } else {
+        iv_odict_ref d = (iv_odict_ref)o;
+        int64_t cap = __atomic_load_n(&d->cap, __ATOMIC_ACQUIRE);
+        iv_slots_ref s = __atomic_load_n(&d->slots, __ATOMIC_ACQUIRE);
+        int64_t i = (int64_t)(iv_hash(key) & (uint64_t)(cap - 1)), found = -1;
+        /* at most cap probes: a torn view cannot loop (the check below throws it away) */
+        for (int64_t k = 0; k < cap; k++, i = (i + 1) & (cap - 1)) {
+            if (!__atomic_load_n(&s->e[i].used, __ATOMIC_ACQUIRE))
+                break;
+            if (__atomic_load_n(&s->e[i].key, __ATOMIC_RELAXED) == key) {
+                found = i;
+                break;
+            }
+        }
+        if (op == IV_CONTAINS)
+            w = iv_small(found >= 0);
+        else if (found >= 0)
+            w = (iv_val)__atomic_load_n(&s->e[found].val, __ATOMIC_ACQUIRE);
+    }
+    if (iv_vtype(w) != IV_T_INT &&
+        (iv_vtype(w) != IV_T_BOX || !iv_mem_try_incref(mode, cx, th, w)))
+        return false;
+    if (SYNC_UNLIKELY(!iv_obj_still(o, ver))) {
+        if (iv_vtype(w) != IV_T_INT)
+            iv_mem_decref(mode, cx, th, vm, w);   /* gives it back */
+        return false;
+    }
+    *r = w;
+    return true;
+}
+
+/* locks: LEN of list or dict c without its lock (as iv_obj_read). */
+static inline __attribute__((always_inline)) bool iv_obj_len(iv_val c, int64_t *n)
+{
+    iv_oref o = iv_vref(c);
+    if (atomic_load_explicit(&o->lock.v, memory_order_acquire) != 0)
+        return false;
+    uint64_t ver = __atomic_load_n(&o->ver, __ATOMIC_ACQUIRE);
+    *n = iv_vtype(c) == IV_T_LIST ? __atomic_load_n(&((iv_olist_ref)o)->len, __ATOMIC_ACQUIRE)
+                                  : __atomic_load_n(&((iv_odict_ref)o)->count, __ATOMIC_ACQUIRE);
+    return iv_obj_still(o, ver);
+}
+#else
+#define IV_WROTE(x) ((void)0)
+#endif
+
 /* The list or dict a global names (its object: the declared container). */
 #define IV_GOBJ(g) (th->gobj[g])
 
@@ -295,6 +387,7 @@ iv_run_obj_(const struct iv_ctx *cx, struct iv_thread *th, struct iv_vm *vm, int
             } else {
                 int k = IV_LOCK_OBJ(th, g, l, adepth, in->op == IV_APPEND);
                 int full = iv_olist_append((iv_olist_ref)iv_vref(l), b) < 0;
+                IV_WROTE(l);
                 IV_UNLOCK_OBJ(th, g, l, adepth, k);
                 if (full) {
                     iv_fault(vm, IV_FAULT_LIST_FULL, (int32_t)pc - 1);
@@ -312,6 +405,11 @@ iv_run_obj_(const struct iv_ctx *cx, struct iv_thread *th, struct iv_vm *vm, int
             int64_t key = iv_int_of(vm, a, pc);
             r = 0;
             if (iv_vtype(c) == IV_T_LIST || iv_vtype(c) == IV_T_DICT) {
+#if IV_COUNT_ATOMIC
+                if (iv_obj_read(mode, cx, th, vm, in->op == IV_CONTAINS ? IV_CONTAINS : IV_GETITEM,
+                                c, key, &r))
+                    goto got;
+#endif
                 int k = IV_LOCK_OBJ(th, g, c, adepth, st);
                 if (in->op == IV_CONTAINS)
                     r = iv_small(iv_vtype(c) == IV_T_LIST
@@ -325,6 +423,9 @@ iv_run_obj_(const struct iv_ctx *cx, struct iv_thread *th, struct iv_vm *vm, int
             } else {
                 IV_TYPE_FAULT();
             }
+#if IV_COUNT_ATOMIC
+        got:
+#endif
             DECREF(a);
             if (st) {
                 sp--;
@@ -343,10 +444,12 @@ iv_run_obj_(const struct iv_ctx *cx, struct iv_thread *th, struct iv_vm *vm, int
             if (iv_vtype(c) == IV_T_LIST) {
                 int k = IV_LOCK_OBJ(th, g, c, adepth, st);
                 r = iv_olist_set((iv_olist_ref)iv_vref(c), key, b);
+                IV_WROTE(c);
                 IV_UNLOCK_OBJ(th, g, c, adepth, k);
             } else if (iv_vtype(c) == IV_T_DICT) {
                 int full, k = IV_LOCK_OBJ(th, g, c, adepth, st);
                 r = iv_odict_set((iv_odict_ref)iv_vref(c), key, b, &full);
+                IV_WROTE(c);
                 IV_UNLOCK_OBJ(th, g, c, adepth, k);
                 if (full) {
                     iv_fault(vm, IV_FAULT_DICT_FULL, (int32_t)pc - 1);
@@ -365,10 +468,15 @@ iv_run_obj_(const struct iv_ctx *cx, struct iv_thread *th, struct iv_vm *vm, int
             iv_val c = in->op == IV_LEN ? (iv_val)vals[--sp] : IV_GOBJ(g);
             int64_t n = 0;
             if (iv_vtype(c) == IV_T_LIST || iv_vtype(c) == IV_T_DICT) {
-                int k = IV_LOCK_OBJ(th, g, c, adepth, in->op == IV_LEN);
-                n = iv_vtype(c) == IV_T_LIST ? iv_olist_len((iv_olist_ref)iv_vref(c))
-                                             : iv_odict_len((iv_odict_ref)iv_vref(c));
-                IV_UNLOCK_OBJ(th, g, c, adepth, k);
+#if IV_COUNT_ATOMIC
+                if (!iv_obj_len(c, &n))
+#endif
+                {
+                    int k = IV_LOCK_OBJ(th, g, c, adepth, in->op == IV_LEN);
+                    n = iv_vtype(c) == IV_T_LIST ? iv_olist_len((iv_olist_ref)iv_vref(c))
+                                                 : iv_odict_len((iv_odict_ref)iv_vref(c));
+                    IV_UNLOCK_OBJ(th, g, c, adepth, k);
+                }
             } else {
                 IV_TYPE_FAULT();
             }
@@ -383,6 +491,7 @@ iv_run_obj_(const struct iv_ctx *cx, struct iv_thread *th, struct iv_vm *vm, int
             if (iv_vtype(l) == IV_T_LIST) {
                 int k = IV_LOCK_OBJ(th, g, l, adepth, in->op == IV_POPITEM);
                 r = iv_olist_pop((iv_olist_ref)iv_vref(l));   /* the reference moves */
+                IV_WROTE(l);
                 IV_UNLOCK_OBJ(th, g, l, adepth, k);
             } else {
                 IV_TYPE_FAULT();
@@ -401,7 +510,8 @@ iv_run_obj_(const struct iv_ctx *cx, struct iv_thread *th, struct iv_vm *vm, int
             for (int64_t i = 0; i < n; i++)    /* dropped after the lock is released */
                 m->drop[i] = iv_olist_get(l, i);
             SYNC_WRITE(l);
-            l->len = 0;
+            IV_STORE_REL(l->len, 0);
+            IV_WROTE(IV_GOBJ(g));
             IV_UNLOCK(th, g, adepth);
             for (int64_t i = 0; i < n; i++)
                 DECREF(m->drop[i]);

@@ -54,8 +54,50 @@ struct iv_ohdr {
     wl_spin_t lock;
     int32_t owner;
     int64_t rc, rcs;
+    uint64_t ver;                    /* containers under locks: moves at each change, under
+                                      * the lock (loop_obj.h's reads without it) */
 };
 typedef SYNC_REF(struct iv_ohdr) iv_oref;
+
+/* Under locks (IV_COUNT_ATOMIC), a store that a reader without the lock may load:
+ * release, so that the reader's acquire load sees what it names made; elsewhere a
+ * plain store (the STM's references are not plain pointers). */
+#if IV_COUNT_ATOMIC
+#define IV_STORE_REL(lv, x) __atomic_store_n(&(lv), (x), __ATOMIC_RELEASE)
+#else
+#define IV_STORE_REL(lv, x) ((lv) = (x))
+#endif
+
+/* A container's storage that it replaced (a list's items, a dict's slots) while a
+ * reader without the lock may still read it (locks: loop_obj.h): kept on the
+ * container's list until the container is freed, when nobody holds it. */
+struct iv_retired {
+    void *p;
+    struct iv_retired *next;
+};
+
+#if IV_COUNT_ATOMIC
+/* Keeps p (a container's replaced storage) on the container's list (value.h). */
+static inline void iv_retire(struct iv_retired **head, void *p)
+{
+    struct iv_retired *r = malloc(sizeof *r);
+    if (!r)
+        sync_out_of_resources("out of memory keeping a container's old storage");
+    r->p = p;
+    r->next = *head;
+    *head = r;
+}
+
+static inline void iv_retired_free(struct iv_retired *r)
+{
+    while (r) {
+        struct iv_retired *n = r->next;
+        SYNC_FREE(r->p);
+        free(r);
+        r = n;
+    }
+}
+#endif
 
 _Static_assert(offsetof(struct iv_ohdr, lock) == offsetof(struct iv_obj, lock),
                "the locks variant finds every object's lock at one offset");
