@@ -27,6 +27,10 @@
 #                   with one oversubscribed point (2 x the hardware threads)
 #   make interp-memory  interp's object model in every memory mode and runtime, 1 and
 #                   2 threads (scripts/interp-memory.sh) into INTERP_OUT (results/latest)
+#   make anchors    the model against the real interpreters: interp's object-model
+#                   programs as Python under /usr/bin/python3 and pypy3 (where found)
+#                   beside gil --memory refcount, 1 and 2 threads (scripts/anchors.sh;
+#                   ANCHORS_* variables: docs/anchors.md) into ANCHORS_OUT (results/latest)
 #   make memcheck   interp's memory bounded: 30 s runs at 2 threads in every runtime and
 #                   memory mode, RSS at the end at most 2x at 5 s (scripts/interp-rss.sh)
 #   make stress     long randomized + chaos stress of every runtime (minutes)
@@ -250,7 +254,7 @@ FUZZ_FLAGS_TEXT := FUZZ_CC=$(FUZZ_CC) CPPFLAGS=$(strip $(FUZZ_CPPFLAGS)) \
 STMBENCH_LINK := $(if $(filter build/release,$(BUILD)),build/stmbench)
 
 .PHONY: all test bench stress plots report pack scaling micro regress regress-history fuzz fuzz-build \
-	interp-memory memcheck mutants deps clean
+	interp-memory anchors memcheck mutants deps clean
 all: $(BUILD)/stmbench $(TEST_BINS) $(STMBENCH_LINK)
 
 # ---- the flags stamp: every object and binary depends on it (see the header)
@@ -395,6 +399,10 @@ memcheck: all
 # The interpreter's memory modes alone (scripts/interp-memory.sh), into results/latest/.
 interp-memory: all
 	@BUILD=$(BUILD) scripts/interp-memory.sh $(or $(INTERP_OUT),results/latest)
+
+# The model's gil rows against CPython and PyPy (scripts/anchors.sh, docs/anchors.md).
+anchors: all
+	@BUILD=$(BUILD) scripts/anchors.sh $(or $(ANCHORS_OUT),results/latest)
 
 stress: all
 	@scripts/stress.sh $(BUILD)

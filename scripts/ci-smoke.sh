@@ -15,6 +15,7 @@
 #   make stress           0.1 min budget, 0.05 s phase-2 runs, 2 threads (one round)
 #   make fuzz             10 s in all (both targets)
 #   make regress-history  2 repeats of 0.02 s, layouts 0 and 32, no counts, scratch history
+#   make anchors          arith alone, 1 repeat of 0.05 s (pypy3 where installed)
 #   make deps, make clean (a scratch BUILD folder)
 #
 # Every `make <target>` named in README.md or docs/contract.md must be a step here or
@@ -101,6 +102,8 @@ step "make pack" '[ -s "$tmp/pack.tar.gz" ]' -- pack RESULTS="$B" PACK="$tmp/pac
 step "make interp-memory" '[ -s "$tmp/im/interp_memory.md" ] && rows "$tmp/im/interp_memory.csv" 7' -- \
     interp-memory INTERP_OUT="$tmp/im" INTERP_DURATION=0.05 INTERP_REPEAT=1 \
     INTERP_PROGRAMS=arith INTERP_MODES="tracing buffered" INTERP_PLOTS=0
+step "make anchors" '[ -s "$tmp/an/anchors.md" ] && rows "$tmp/an/anchors.csv" 5' -- \
+    anchors ANCHORS_OUT="$tmp/an" ANCHORS_DURATION=0.05 ANCHORS_REPEAT=1 ANCHORS_PROGRAMS=arith
 step "make memcheck" 'rows "$tmp/mc/interp_rss.csv" 2' -- \
     memcheck MEMCHECK_OUT="$tmp/mc" INTERP_RSS_SECONDS=3 INTERP_RSS_EARLY=1 \
     INTERP_RSS_PROGRAMS=arith INTERP_RSS_MODES=raw

@@ -18,6 +18,7 @@ COMMANDS = {
     "machines": ("machines", "several machines' results in one report; stamp; pack"),
     "sync-cost": ("sync_cost", "what each runtime asks of the programmer, counted"),
     "interp-memory": ("interp_memory", "interp's memory modes: table and figure"),
+    "anchors": ("anchors", "make anchors: the model's gil rows against CPython and PyPy"),
     "mutants": ("mutants", "make mutants: synchronisation removed, what the checks catch"),
     "readme-figures": ("readme_figures", "README's figures against results/baseline"),
 }

@@ -11,6 +11,7 @@ import statistics
 import sys
 
 from .lists import runtime_key
+from .results import config_lines
 
 NEED = ["runtime", "workload", "params", "threads", "ops", "ops_per_s", "commits", "aborts",
         "check", "thread_time_ns", "time_work_ns", "time_wasted_ns", "objects_allocated"]
@@ -165,14 +166,11 @@ def main(argv):
     if not s:
         print("interp_memory: no passing interp row in %s" % a.csv, file=sys.stderr)
         sys.exit(2)
-    config = []
-    if a.config:
-        try:
-            with open(a.config) as f:
-                config = [line.strip() for line in f if line.strip()]
-        except OSError as e:
-            print("interp_memory: %s" % e, file=sys.stderr)
-            sys.exit(2)
+    try:
+        config = config_lines(a.config)
+    except OSError as e:
+        print("interp_memory: %s" % e, file=sys.stderr)
+        sys.exit(2)
     print(table(s, config))
     if a.plot:
         plot(s, a.plot)

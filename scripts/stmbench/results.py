@@ -386,6 +386,15 @@ def open_text(path):
     return open(path, newline="")
 
 
+def config_lines(path):
+    """The non-blank lines of a sitting's config file (scripts/interp-memory.sh's,
+    scripts/anchors.sh's), stripped; [] without a path. OSError when unreadable."""
+    if not path:
+        return []
+    with open(path) as f:
+        return [line.strip() for line in f if line.strip()]
+
+
 def safe_name(s):
     """s as a file name's part: letters, digits, - and _ kept, anything else _."""
     return "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in s)
