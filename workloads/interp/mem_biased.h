@@ -1,24 +1,35 @@
 /*
- * workloads/interp/mem_biased.h - --memory biased: PEP 703's counts (CPython's
+ * workloads/interp/mem_biased.h - --memory biased: PEP 703's counts (CPython 3.14's
  * free-threaded build). The owner (the allocating thread) counts in h.rc plainly, the
- * others in h.rcs; constants and the globals' first values are immortal (owner
- * IV_IMMORTAL: no count), declared containers are counted by their owner.
+ * others in h.rcs; constants, the globals' first values and the declared containers
+ * are immortal (owner IV_IMMORTAL: no count; iv_biased_program_object).
  *
  * Under locks (IV_COUNT_ATOMIC: no global lock), h.rcs is atomic and holds the count
- * in units of 4 with two flags (merged, queued), as biased reference counting (Choi et
- * al., PACT 2018): when the owner's count reaches 0 it merges, and the shared count
- * decides from then on; a non-owner that takes the shared count below 0 queues the
- * object to its owner (its inbox), which merges it at its next safe point. Elsewhere
- * (one slice at a time: gil, stm, htm, itm, mutex, seq) both fields are plain or
- * transactional and their sum decides at once.
+ * in units of 8 above three flags (merged, queued, shared), as biased reference
+ * counting (Choi et al., PACT 2018) and CPython's ob_ref_shared: when the owner's
+ * count reaches 0 it frees at once if the shared word is 0 (nobody else ever counted
+ * it), else merges, and the shared count decides from then on; a non-owner that takes
+ * the shared count below 0 queues the object to its owner (its inbox), which merges
+ * it at its next safe point; a non-owner's first increment sets SHARED, so the word
+ * is never 0 again. Reads without a lock (loop_obj.h) count with try_incref, which
+ * refuses a word of 0 and a merged count of 0. Elsewhere (one slice at a time: gil,
+ * stm, htm, itm, mutex, seq) both fields are plain or transactional and their sum
+ * decides at once.
  *
  * Invariants: those of mem_refcount.h (one count per place that holds a reference; a
- * reference read out of a container is counted before its lock is released), and:
+ * reference read out of a container under its lock is counted before the lock is
+ * released), and:
  *  - Only the owner writes h.rc, and only the owner sets MERGED (at its count's 0 or
  *    in the drain), so the owner's relaxed test of MERGED reads its own write.
  *  - An object is in at most one inbox at a time (QUEUED is set once, by the one
  *    non-owner that took the shared count below 0, and cleared only by the owner's
  *    merge); while QUEUED, the drain decides its fate, no decrement frees it.
+ *  - The owner frees without a read-modify-write only when it reads the shared word
+ *    as 0 with its own count at 0: the sum is 0, so no thread holds a reference, and
+ *    none can count one later (a reader without a lock fails on a word of 0, and a
+ *    reader under a lock reads it from a holder that would make the sum above 0).
+ *  - A box's memory stays a box of the same owner (freelist.h): try_incref on one
+ *    that died reads a box's header and fails.
  *
  * Memory orders: at each atomic below; the decrements are acq_rel as refcount's.
  */
@@ -165,10 +176,15 @@ static inline IV_OBJ_TEXT void iv_biased_setup(struct iv_ctx *cx)
         pthread_mutex_init(&IV_BIASED(&cx->th[t].mem)->inbox_mu, NULL);
 }
 
+/* Every object of the program is immortal here, the declared containers too: they
+ * live until teardown whatever their count, and CPython defers the counts of what a
+ * module holds for the life of the program (modules and their dicts, functions,
+ * types: deferred reference counting, PEP 703; LOAD_GLOBAL pushes such a value
+ * uncounted), so that threads reading one global do not write its count. */
 static inline IV_OBJ_TEXT void iv_biased_program_object(const struct iv_ctx *cx, iv_oref o, int tid,
                                             bool container)
 {
-    o->owner = container ? tid : IV_IMMORTAL;
+    o->owner = IV_IMMORTAL;
     o->rc = container ? 1 : 2;
 }
 
