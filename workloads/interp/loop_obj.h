@@ -84,6 +84,11 @@ iv_cell_read(int mode, const struct iv_ctx *cx, struct iv_thread *th, struct iv_
         return false;
     uint64_t ver = __atomic_load_n(&c->ver, __ATOMIC_ACQUIRE);
     iv_val w = (iv_val)__atomic_load_n(&c->value, __ATOMIC_ACQUIRE);
+#ifndef IV_TEST_CELL_READ
+#define IV_TEST_CELL_READ(c, w) ((void)0) /* tests/test_interp_brc.c: other threads' steps
+                                           * between the value's load and its count */
+#endif
+    IV_TEST_CELL_READ(c, w);
     if (iv_vtype(w) != IV_T_INT) {
         if (iv_vtype(w) != IV_T_BOX || !iv_mem_try_incref(mode, cx, th, w))
             return false;
