@@ -19,17 +19,33 @@ static inline IV_OBJ_TEXT void iv_born(int mode, const struct iv_ctx *cx, struct
     iv_mem_allocated(mode, cx, th, o, w);
 }
 
+#if IV_BOX_FREELIST
+/* A box of th's own again (freelist.h): its owner field is th's already and is not
+ * written (a reader without a lock may be reading it: try_incref). release: a reader
+ * whose try_incref reads the reset shared word sees everything th did before, the
+ * store that replaced the dead box where the reader found it included (loop_obj.h's
+ * recheck then refuses it). */
+static inline IV_OBJ_TEXT void iv_reborn(int mode, const struct iv_ctx *cx, struct iv_thread *th,
+                                         iv_box_ref b, iv_val w)
+{
+    th->mem.allocs++;
+    __atomic_store_n(&b->h.rcs, 0, __ATOMIC_RELEASE);
+    iv_mem_allocated(mode, cx, th, (iv_oref)b, w);
+}
+#endif
+
 static inline IV_OBJ_TEXT iv_val iv_new_box(int mode, const struct iv_ctx *cx, struct iv_thread *th, int64_t v)
 {
     iv_box_ref b;
 #if IV_BOX_FREELIST
     if (iv_mem_boxes(mode) && (b = iv_box_take(th)) != NULL) {
-        /* a box of th's (freelist.h): the owner is th already; relaxed: a reader
-         * that found the dead box may still look at its shared count */
-        __atomic_store_n(&b->h.rcs, 0, __ATOMIC_RELAXED);
-    } else
+        b->value = v;
+        iv_val w = iv_tagged((iv_oref)b, IV_T_BOX);
+        iv_reborn(mode, cx, th, b, w);
+        return w;
+    }
 #endif
-        b = SYNC_ALLOC(struct iv_box);
+    b = SYNC_ALLOC(struct iv_box);
     b->value = v;
     iv_val w = iv_tagged((iv_oref)b, IV_T_BOX);
     iv_born(mode, cx, th, (iv_oref)b, w);

@@ -283,7 +283,7 @@ iv_run_obj_(const struct iv_ctx *cx, struct iv_thread *th, struct iv_vm *vm, int
              * the object it names made; the version moves after it, before the
              * unlock (iv_cell_read) */
             __atomic_store_n(&c->value, vals[--sp], __ATOMIC_RELEASE);
-            __atomic_store_n(&c->ver, c->ver + 1, __ATOMIC_RELAXED);
+            __atomic_store_n(&c->ver, c->ver + 1, __ATOMIC_RELEASE);
 #else
             c->value = vals[--sp];
 #endif

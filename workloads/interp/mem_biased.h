@@ -253,12 +253,13 @@ static inline IV_OBJ_TEXT bool iv_biased_try_incref(const struct iv_ctx *cx, str
     /* Dead, or may be: a shared word of 0 (the owner frees at its own 0 without a
      * look back: iv_biased_dec), or merged with a count of 0 (freed, or the drain's
      * to free). Any other word keeps the owner from freeing without the merge, whose
-     * read-modify-write then sees this increment. relaxed: as the increment */
+     * read-modify-write then sees this increment. seq_cst on success, as refcount's
+     * try_incref (mem_refcount.h); relaxed loads: a failure only reads again */
     int64_t n = __atomic_load_n(&o->rcs, __ATOMIC_RELAXED);
     do {
         if (n == 0 || ((n & IV_BRC_MERGED) && (n >> IV_BRC_SHIFT) <= 0))
             return false;
-    } while (!__atomic_compare_exchange_n(&o->rcs, &n, n + IV_BRC_ONE, true, __ATOMIC_RELAXED,
+    } while (!__atomic_compare_exchange_n(&o->rcs, &n, n + IV_BRC_ONE, true, __ATOMIC_SEQ_CST,
                                           __ATOMIC_RELAXED));
     return true;
 #else
@@ -315,6 +316,19 @@ static IV_OBJ_TEXT void iv_biased_teardown_global(const struct iv_ctx *cx, struc
 
 static inline IV_OBJ_TEXT void iv_biased_teardown(struct iv_ctx *cx)
 {
+#if IV_COUNT_ATOMIC
+    /* What the teardown's drops queued (a global's box that another thread owns,
+     * dropped as thread 0) is merged and freed first; a drain can queue to another
+     * inbox, so until every inbox is empty. */
+    for (bool again = true; again;) {
+        again = false;
+        for (int t = 0; t < cx->nthreads; t++)
+            if (IV_BIASED(&cx->th[t].mem)->ninbox) {
+                iv_brc_drain(cx, &cx->th[t]);
+                again = true;
+            }
+    }
+#endif
     for (int t = 0; t < cx->nthreads; t++) {
         struct iv_biased_thread *m = IV_BIASED(&cx->th[t].mem);
         free(m->inbox);

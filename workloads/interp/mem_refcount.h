@@ -120,9 +120,10 @@ static inline IV_OBJ_TEXT void iv_refcount_allocated(const struct iv_ctx *cx, st
                                          iv_oref o, iv_val w)
 {
 #if IV_COUNT_ATOMIC
-    /* relaxed: a reader that found this box dead may still try its count (and fails
-     * at 0, or counts the new object and gives it back: try_incref) */
-    __atomic_store_n(&o->rc, 1, __ATOMIC_RELAXED);
+    /* release: a reader that found this box dead may still try its count; if its CAS
+     * (acquire) reads this store, it sees what this thread did before, so its recheck
+     * refuses the new object (try_incref, loop_obj.h) */
+    __atomic_store_n(&o->rc, 1, __ATOMIC_RELEASE);
 #else
     o->rc = 1;                        /* the reference the creator pushes */
 #endif
@@ -151,13 +152,15 @@ static inline IV_OBJ_TEXT bool iv_refcount_try_incref(const struct iv_ctx *cx, s
 {
 #if IV_COUNT_ATOMIC
     iv_oref o = iv_vref(w);
-    /* relaxed: as the increment; the caller's second acquire load of the cell orders
-     * its use of the box after the store that published it */
+    /* seq_cst on success (as CPython's _Py_TryIncRefShared): acquire, so that the
+     * caller's recheck comes after it and sees what the thread that gave the box its
+     * new life did before (its release store of the count); no cost on x86, where
+     * every CAS is a full barrier. relaxed loads: a failure only reads again. */
     int64_t n = __atomic_load_n(&o->rc, __ATOMIC_RELAXED);
     do {
         if (n <= 0)
             return false;                /* dead, or dying: the caller takes the lock */
-    } while (!__atomic_compare_exchange_n(&o->rc, &n, n + 1, true, __ATOMIC_RELAXED,
+    } while (!__atomic_compare_exchange_n(&o->rc, &n, n + 1, true, __ATOMIC_SEQ_CST,
                                           __ATOMIC_RELAXED));
     return true;
 #else
