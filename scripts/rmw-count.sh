@@ -14,7 +14,9 @@
 # Environment: BUILD / STMBENCH (the harness), RMW_OPS (N, default 100000),
 # RMW_RUNTIMES (default "seq gil locks"), RMW_MODES ("refcount biased"),
 # RMW_PROGRAMS ("arith memo-cache parallel-map work-queue"; memo-cache fills its
-# cache in its first 1.3 M bytecodes: give it RMW_OPS of 2000000 or more).
+# cache in its first 1.3 M bytecodes: give it RMW_OPS of 2000000 or more). The
+# harness runs whole runs of a program (arith: 25,013 bytecodes at ITER 1000): N must
+# span more than one, or both lengths run the same and the configuration fails.
 # Exit status: 0; 1 a configuration failed (the others are written); 2 bad usage or
 # an existing OUT.csv; 3 valgrind, objdump or the harness missing.
 set -u
@@ -55,7 +57,12 @@ for rt in ${RMW_RUNTIMES:-seq gil locks}; do
                 rc=1
                 continue
             fi
-            per=$(/usr/bin/python3 -c 'import sys; a,b,c,d=map(int,sys.argv[1:]); print("%.4f" % ((d-c)/(b-a)) if b>a else "")' \
+            if [ "${ops[2]}" -le "${ops[1]}" ]; then
+                echo "rmw-count: $rt $m $p: --ops $N and $((2 * N)) ran the same ${ops[1]} bytecodes (whole runs of the program): raise RMW_OPS" >&2
+                rc=1
+                continue
+            fi
+            per=$(/usr/bin/python3 -c 'import sys; a,b,c,d=map(int,sys.argv[1:]); print("%.4f" % ((d-c)/(b-a)))' \
                 "${ops[1]}" "${ops[2]}" "${rmw[1]}" "${rmw[2]}")
             echo "$rt,$m,$p,$per,${ops[1]},${ops[2]},${rmw[1]},${rmw[2]}" >>"$tmp/out.csv"
             echo "rmw-count: $rt $m $p: $per atomic read-modify-writes per bytecode"

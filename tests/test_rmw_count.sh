@@ -13,7 +13,7 @@ build=${1:-build/release}
 
 field() { awk -F, -v rt="$2" -v m="$3" '$1 == rt && $2 == m {print $4}' "$1"; }
 counted() {
-    STMBENCH=$build/stmbench RMW_OPS=10000 RMW_RUNTIMES="seq locks" RMW_MODES="refcount biased" \
+    STMBENCH=$build/stmbench RMW_OPS=20000 RMW_RUNTIMES="seq locks" RMW_MODES="refcount biased" \
         RMW_PROGRAMS=arith scripts/rmw-count.sh "$tmp/r.csv" >/dev/null || return 1
     [ "$(wc -l <"$tmp/r.csv")" -eq 5 ] || return 1
     awk -v a="$(field "$tmp/r.csv" locks refcount)" -v b="$(field "$tmp/r.csv" seq biased)" \
@@ -29,4 +29,10 @@ refused() {
     [ $? -eq 2 ] && [ ! -e "$tmp/new.csv" ]
 }
 check "an existing output and a bad RMW_OPS are refused (exit 2)" refused
+short() {   # one whole run of arith (25,013 bytecodes) at both lengths: no figure
+    STMBENCH=$build/stmbench RMW_OPS=10000 RMW_RUNTIMES=seq RMW_MODES=biased RMW_PROGRAMS=arith \
+        scripts/rmw-count.sh "$tmp/short.csv" >/dev/null 2>&1
+    [ $? -eq 1 ] && [ "$(wc -l <"$tmp/short.csv")" -eq 1 ]
+}
+check "an RMW_OPS within one run of the program fails (exit 1), with no row" short
 checks_summary
