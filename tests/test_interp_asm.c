@@ -72,8 +72,8 @@ static void test_builtins_load(void **state)
             iv_program_free(p);
         }
     }
-    assert_int_equal(n, 9);
-    assert_int_equal(objects_only, 3);                  /* arith runs raw too */
+    assert_int_equal(n, 10);
+    assert_int_equal(objects_only, 4);                  /* arith runs raw too */
     assert_non_null(iv_builtin_text("counters"));
     assert_non_null(iv_builtin_text("shared-counter"));
     assert_non_null(iv_builtin_text("list-append"));
@@ -317,11 +317,44 @@ static void test_object_types(void **state)
     BAD(".global list l\n.expect len(l) = 0\nLOAD_GLOBAL l\nPOP\nHALT\n", 3, "--memory");
 }
 
+/* A declared queue: shared, of the object model, named only by QUEUE_PUT and
+ * QUEUE_GET; its atomic sets and stack effects as a list's LIST_APPEND and LIST_POP. */
+static void test_queues(void **state)
+{
+    (void)state;
+    char err[512];
+    const char *ok = ".global queue q\n.global int x\n.expect len(q) + sum(q) + q[0] = 0\n"
+                     "ATOMIC_BEGIN\nPUSH 300\nQUEUE_PUT q\nQUEUE_GET q\nSTORE_GLOBAL x\n"
+                     "ATOMIC_END\nHALT\n";
+    struct iv_params obj = params;
+    obj.memory = IV_MEM_BUFFERED;
+    struct iv_program *p = NULL;
+    if (iv_asm_parse(ok, strlen(ok), "t.stm", &obj, &p, err, sizeof err) != 0)
+        fail_msg("a queue program should load: %s", err);
+    assert_int_equal(p->globals[0].kind, IV_KIND_QUEUE);
+    assert_int_equal(p->code[2].op, IV_QUEUE_PUT);
+    assert_int_equal(p->code[3].op, IV_QUEUE_GET);
+    assert_int_equal(p->atomic_set[0], 3);               /* the section holds q and x */
+    assert_string_equal(iv_op_name(IV_QUEUE_GET), "QUEUE_GET");
+    iv_program_free(p);
+    obj_bad(".per_thread queue q\n.expect len(q) = 0\nHALT\n", "t.stm:1:", "a queue is shared");
+    obj_bad(".global queue q\n.expect len(q) = 0\nLOAD_GLOBAL q\nPOP\nHALT\n", "t.stm:3:",
+            "'q' is a queue");
+    obj_bad(".global list l\n.expect len(l) = 0\nPUSH 1\nQUEUE_PUT l\nHALT\n", "t.stm:4:",
+            "QUEUE_PUT needs a queue");
+    obj_bad(".global queue q\n.expect len(q) = 0\nPUSH 1\nLIST_APPEND q\nHALT\n", "t.stm:4:",
+            "LIST_APPEND needs a list");
+    obj_bad(".global queue q\n.expect len(q) = 0\nQUEUE_PUT q\nHALT\n", "t.stm:3:", "");
+    obj_bad(".global queue q\n.expect q = 0\nHALT\n", "t.stm:2:", "'q' is a queue");
+    BAD(".global queue q\n.expect len(q) = 0\nHALT\n", 1, "needs --memory other than raw");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_builtins_load),
         cmocka_unit_test(test_object_types),
+        cmocka_unit_test(test_queues),
         cmocka_unit_test(test_program_files_load),
         cmocka_unit_test(test_unknown_opcode),
         cmocka_unit_test(test_bad_operand),

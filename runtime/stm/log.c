@@ -86,6 +86,24 @@ void stm_import_log(struct stm_seg *s, int validate, int unlock_on_abort)
 }
 
 /*
+ * stm_refresh (sync_stm.h): the import a commit does before its window, with
+ * validation (I5), at any point of a transaction, as a fill's extend_snapshot does
+ * (pages.c): a snapshot moved on after a validation that found nothing it read changed
+ * is one consistent snapshot still (I1). An inevitable transaction imported every
+ * entry when it became so and nobody links while it runs: nothing to do.
+ */
+void stm_refresh(void)
+{
+    struct stm_seg *s = stm_me;
+    STM_ASSERT(stm_self.depth >= 1, "refresh: inside a transaction");
+    /* acquire: pairs with the release store that linked the entry in commit */
+    if (atomic_load_explicit(&s->last->next, memory_order_acquire)) {
+        STM_ASSERT(!s->inevitable, "I6: an inevitable transaction's snapshot is the newest");
+        stm_import_log(s, 1, 0);
+    }
+}
+
+/*
  * Log entries belong to the thread that built them: it records its published entries in
  * its own ring (struct own_entry, in revision order) and frees the old ones itself
  * (gc_own_entries), so the entries it reuses are in its own cache and the commit lock

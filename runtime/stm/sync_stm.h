@@ -81,6 +81,11 @@ void _stm_write_slowpath(void __seg_gs *obj);
 void __seg_gs *_stm_alloc(size_t size);
 void _stm_free(void __seg_gs *obj);
 void _stm_become_inevitable(void);
+/* Inside a transaction: moves its snapshot to the newest commit, validating what it
+ * read against every commit it imports (a conflict aborts it), as a commit's
+ * validation does. For a structure outside the shared heap that hands the transaction
+ * a reference committed after its snapshot (interp's side queue: queue.h). */
+void stm_refresh(void);
 void _stm_left_open(const char *site) __attribute__((noreturn, cold));
 
 /* A read marker, as a struct of its own: type-based alias analysis then knows that a

@@ -41,6 +41,7 @@ static const char *const asm_op_names[IV_NOPS] = {
     [IV_NEW_LIST] = "NEW_LIST", [IV_NEW_DICT] = "NEW_DICT", [IV_APPEND] = "APPEND",
     [IV_GETITEM] = "GETITEM", [IV_SETITEM] = "SETITEM", [IV_LEN] = "LEN",
     [IV_POPITEM] = "POPITEM", [IV_CONTAINS] = "CONTAINS", [IV_LIST_POP] = "LIST_POP",
+    [IV_QUEUE_PUT] = "QUEUE_PUT", [IV_QUEUE_GET] = "QUEUE_GET",
 };
 
 #define IV_MEM_NAME_(NAME, name) [IV_MEM_##NAME] = #name,
@@ -78,6 +79,7 @@ enum asm_shape asm_shape(int op)
     case IV_LIST_APPEND: case IV_LIST_GET: case IV_LIST_SET: case IV_LIST_LEN:
     case IV_LIST_CLEAR: case IV_LIST_POP: return SH_LIST;
     case IV_DICT_GET: case IV_DICT_SET: case IV_DICT_LEN: return SH_DICT;
+    case IV_QUEUE_PUT: case IV_QUEUE_GET: return SH_QUEUE;
     default: return SH_NONE;
     }
 }
@@ -228,9 +230,15 @@ static int asm_directive1(struct asm_st *a, int line, const char *p)
         return -1;
     int k = r == 0 ? -1 : strcmp(kind, "int") == 0 ? IV_KIND_INT
                         : strcmp(kind, "list") == 0 ? IV_KIND_LIST
-                        : strcmp(kind, "dict") == 0 ? IV_KIND_DICT : -1;
+                        : strcmp(kind, "dict") == 0 ? IV_KIND_DICT
+                        : strcmp(kind, "queue") == 0 ? IV_KIND_QUEUE : -1;
     if (k < 0)
-        return asm_err(a, line, "expected int, list or dict after .%s", dir);
+        return asm_err(a, line, "expected int, list, dict or queue after .%s", dir);
+    if (k == IV_KIND_QUEUE && pt)
+        return asm_err(a, line, "a queue is shared: declare it with .global");
+    if (k == IV_KIND_QUEUE && a->prog->params.memory == IV_MEM_RAW)
+        return asm_err(a, line, "a queue holds values of the object model: it needs "
+                       "--memory other than raw");
     p = asm_skip(p);
     r = asm_ident(a, line, &p, name);
     if (r <= 0)
@@ -393,7 +401,7 @@ static int asm_insn(struct asm_st *a, int line, const char *p)
         if (asm_const_expr(a, line, &p, &in->v) < 0)
             return -1;
         break;
-    case SH_INT: case SH_LIST: case SH_DICT: {
+    case SH_INT: case SH_LIST: case SH_DICT: case SH_QUEUE: {
         p = asm_skip(p);
         r = asm_ident(a, line, &p, name);
         if (r <= 0)
@@ -402,10 +410,13 @@ static int asm_insn(struct asm_st *a, int line, const char *p)
         if (g < 0)
             return asm_err(a, line, "%s of undeclared object '%s' (declare it with .global "
                            "or .per_thread)", opn, name);
-        int want = sh == SH_INT ? IV_KIND_INT : sh == SH_LIST ? IV_KIND_LIST : IV_KIND_DICT;
-        static const char *const kn[] = { "int", "list", "dict" };
-        /* with objects, LOAD_GLOBAL of a list or dict pushes a reference to it */
-        bool any = objects && op == IV_LOAD_GLOBAL;
+        int want = sh == SH_INT ? IV_KIND_INT : sh == SH_LIST ? IV_KIND_LIST
+                 : sh == SH_DICT ? IV_KIND_DICT : IV_KIND_QUEUE;
+        static const char *const kn[] = { "int", "list", "dict", "queue" };
+        /* with objects, LOAD_GLOBAL of a list or dict pushes a reference to it; a
+         * queue is named only by QUEUE_PUT and QUEUE_GET */
+        bool any = objects && op == IV_LOAD_GLOBAL &&
+                   a->prog->globals[g].kind != IV_KIND_QUEUE;
         if (a->prog->globals[g].kind != want && !any)
             return asm_err(a, line, "%s needs %s %s, but '%s' is %s %s%s", opn,
                            want == IV_KIND_INT ? "an" : "a", kn[want], name,

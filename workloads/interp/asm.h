@@ -47,6 +47,8 @@ enum iv_op {
     /* the object model (--memory other than raw): containers on the stack */
     IV_NEW_LIST, IV_NEW_DICT, IV_APPEND, IV_GETITEM, IV_SETITEM, IV_LEN, IV_POPITEM,
     IV_CONTAINS, IV_LIST_POP,
+    /* a declared queue's (queue.h): put pops a value, get pushes one (0 when empty) */
+    IV_QUEUE_PUT, IV_QUEUE_GET,
     IV_NOPS
 };
 const char *iv_op_name(int op);
@@ -61,7 +63,7 @@ struct iv_insn {
     uint8_t pad;
 };
 
-enum iv_kind { IV_KIND_INT, IV_KIND_LIST, IV_KIND_DICT };
+enum iv_kind { IV_KIND_INT, IV_KIND_LIST, IV_KIND_DICT, IV_KIND_QUEUE };
 
 struct iv_global {
     char name[IV_NAME_MAX];

@@ -39,7 +39,7 @@ struct asm_an {
 static uint64_t asm_obj_bit(const struct iv_insn *in)
 {
     switch (asm_shape(in->op)) {
-    case SH_INT: case SH_LIST: case SH_DICT: return 1ull << in->a;
+    case SH_INT: case SH_LIST: case SH_DICT: case SH_QUEUE: return 1ull << in->a;
     default: return 0;
     }
 }
@@ -129,7 +129,7 @@ static int an_walk(struct asm_an *an, int ci, bool *found_halt)
         switch (in->op) {
         case IV_PUSH: case IV_LOAD_GLOBAL: case IV_LOAD_LOCAL: case IV_LIST_LEN:
         case IV_DICT_LEN: case IV_THREAD_ID: case IV_NEW_LIST: case IV_NEW_DICT:
-        case IV_LIST_POP:
+        case IV_LIST_POP: case IV_QUEUE_GET:
             push = 1; break;
         case IV_LEN: case IV_POPITEM: need = 1; push = 1; break;
         case IV_GETITEM: case IV_CONTAINS: need = 2; push = 1; break;
@@ -137,6 +137,7 @@ static int an_walk(struct asm_an *an, int ci, bool *found_halt)
         case IV_SETITEM: need = 3; break;
         case IV_DUP: need = 1; push = 2; break;
         case IV_POP: case IV_STORE_GLOBAL: case IV_STORE_LOCAL: case IV_LIST_APPEND:
+        case IV_QUEUE_PUT:
             need = 1; break;
         case IV_SWAP: need = 2; push = 2; break;
         case IV_ADD: case IV_SUB: case IV_MUL: case IV_DIV: case IV_MOD: case IV_LT:
@@ -300,14 +301,14 @@ static unsigned tt_step(const struct iv_program *pr, const struct iv_insn *in, u
         int k = pr->globals[in->a].kind;
         return tt_push(tt, k == IV_KIND_LIST ? TT_LIST : k == IV_KIND_DICT ? TT_DICT : TT_ANY);
     }
-    case IV_LOAD_LOCAL: case IV_LIST_POP: return tt_push(tt, TT_ANY);
+    case IV_LOAD_LOCAL: case IV_LIST_POP: case IV_QUEUE_GET: return tt_push(tt, TT_ANY);
     case IV_NEW_LIST: return tt_push(tt, TT_LIST);
     case IV_NEW_DICT: return tt_push(tt, TT_DICT);
     case IV_DUP: return tt_push(tt, tt_slot(tt, 0));
     case IV_SWAP:
         return (tt & ~0xFFu) | (tt_slot(tt, 0) << 4) | tt_slot(tt, 1);
     case IV_POP: case IV_STORE_GLOBAL: case IV_STORE_LOCAL: case IV_LIST_APPEND:
-    case IV_JUMP_IF_FALSE: case IV_JUMP_IF_TRUE: case IV_RET:
+    case IV_QUEUE_PUT: case IV_JUMP_IF_FALSE: case IV_JUMP_IF_TRUE: case IV_RET:
         return tt_pop(tt, 1);
     case IV_ADD: case IV_SUB: case IV_MUL: case IV_DIV: case IV_MOD: case IV_LT: case IV_GT:
     case IV_EQ: case IV_CONTAINS:

@@ -155,7 +155,9 @@ static int xp_primary(struct asm_xp *x)
     }
     if (gl->kind != IV_KIND_INT)
         return asm_err(x->a, x->line, "'%s' is a %s: use len(%s), sum(%s) or %s[key]", name,
-                       gl->kind == IV_KIND_LIST ? "list" : "dict", name, name, name);
+                       gl->kind == IV_KIND_LIST ? "list" : gl->kind == IV_KIND_DICT ? "dict"
+                                                                                  : "queue",
+                       name, name, name);
     return xp_emit(x, IV_E_GVAL, 0, g);
 }
 

@@ -9,7 +9,7 @@
 #include "workloads/interp/asm.h"
 
 /* Operand shape of each opcode. */
-enum asm_shape { SH_NONE, SH_CONST, SH_INT, SH_LIST, SH_DICT, SH_LOCAL, SH_LABEL, SH_CALL };
+enum asm_shape { SH_NONE, SH_CONST, SH_INT, SH_LIST, SH_DICT, SH_QUEUE, SH_LOCAL, SH_LABEL, SH_CALL };
 enum asm_shape asm_shape(int op);
 
 struct asm_label {

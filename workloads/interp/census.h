@@ -63,7 +63,7 @@ static IV_OBJ_TEXT void iv_census_add(struct iv_census *c, iv_val w, int64_t k)
     if (c->key[i] == 0) {
         c->key[i] = w;
         c->n++;
-        if (iv_vtype(w) == IV_T_LIST || iv_vtype(w) == IV_T_DICT) {
+        if (iv_vtype(w) >= IV_T_LIST) {                /* a container */
             iv_grow(&c->todo, &c->captodo, c->ntodo + 1);
             c->todo[c->ntodo++] = w;
         }
@@ -109,6 +109,10 @@ static IV_OBJ_TEXT void iv_census_take(const struct iv_ctx *cx, struct iv_census
                 iv_olist_ref l = (iv_olist_ref)iv_vref(x);
                 for (int64_t i = 0, n = iv_olist_len(l); i < n; i++)
                     iv_census_add(c, iv_olist_get(l, i), 1);
+            } else if (iv_vtype(x) == IV_T_QUEUE) {
+                iv_oqueue_ref q = (iv_oqueue_ref)iv_vref(x);
+                for (int64_t i = 0, n = iv_oqueue_len(q); i < n; i++)
+                    iv_census_add(c, iv_oqueue_at(q, i), 1);
             } else {
                 iv_odict_ref d = (iv_odict_ref)iv_vref(x);
                 SYNC_READ(d);

@@ -37,6 +37,17 @@ static IV_OBJ_TEXT int64_t iv_check_model(struct iv_check_env *ce, int what, iv_
         SYNC_READ(c);
         return iv_check_int(ce, (iv_val)c->value);
     }
+    if (kind == IV_KIND_QUEUE) {             /* from the head: q[0] is the next get's */
+        iv_oqueue_ref q = (iv_oqueue_ref)r;
+        int64_t n = iv_oqueue_len(q), t = 0;
+        if (what == IV_E_LEN)
+            return n;
+        if (what != IV_E_SUM)
+            return iv_check_int(ce, iv_oqueue_at(q, key));
+        for (int64_t i = 0; i < n; i++)
+            t = iv_add(t, iv_check_int(ce, iv_oqueue_at(q, i)));
+        return t;
+    }
     iv_olist_ref l = (iv_olist_ref)r;
     iv_odict_ref d = (iv_odict_ref)r;
     bool list = kind == IV_KIND_LIST;
@@ -189,7 +200,7 @@ static void iv_describe_where(void *ctx, uint32_t where, char *buf, size_t n)
     switch (in->op) {
     case IV_LOAD_GLOBAL: case IV_STORE_GLOBAL: case IV_LIST_APPEND: case IV_LIST_GET:
     case IV_LIST_SET: case IV_LIST_LEN: case IV_LIST_CLEAR: case IV_DICT_GET:
-    case IV_DICT_SET: case IV_DICT_LEN: case IV_LIST_POP:
+    case IV_DICT_SET: case IV_DICT_LEN: case IV_LIST_POP: case IV_QUEUE_PUT: case IV_QUEUE_GET:
         if (in->a >= 0 && in->a < pr->nglobals)
             arg = pr->globals[in->a].name;
         break;

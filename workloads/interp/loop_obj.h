@@ -522,6 +522,36 @@ iv_run_obj_(const struct iv_ctx *cx, struct iv_thread *th, struct iv_vm *vm, int
                 DECREF(m->drop[i]);
             break;
         }
+        case IV_QUEUE_PUT: {
+            iv_oqueue_ref q = (iv_oqueue_ref)iv_vref(IV_GOBJ(g));
+            b = (iv_val)vals[--sp];
+#if IV_QUEUE_SIDE
+            SYNC_READ(q);
+            int full = iv_txq_put(&th->txq, q->side, b);
+#else
+            int k = IV_LOCK_OBJ(th, g, IV_GOBJ(g), adepth, 0);
+            int full = iv_oqueue_put(q, b);   /* the reference moves */
+            IV_UNLOCK_OBJ(th, g, IV_GOBJ(g), adepth, k);
+#endif
+            if (full) {
+                iv_fault(vm, IV_FAULT_LIST_FULL, (int32_t)pc - 1);
+                DECREF(b);
+            }
+            break;
+        }
+        case IV_QUEUE_GET: {
+            iv_oqueue_ref q = (iv_oqueue_ref)iv_vref(IV_GOBJ(g));
+#if IV_QUEUE_SIDE
+            SYNC_READ(q);
+            r = iv_txq_get(&th->txq, q->side);
+#else
+            int k = IV_LOCK_OBJ(th, g, IV_GOBJ(g), adepth, 0);
+            r = iv_oqueue_get(q);             /* the reference moves */
+            IV_UNLOCK_OBJ(th, g, IV_GOBJ(g), adepth, k);
+#endif
+            vals[sp++] = (int64_t)r;
+            break;
+        }
         case IV_HALT:
         default:
             if (adepth > 0)
@@ -555,6 +585,8 @@ iv_run_obj_(const struct iv_ctx *cx, struct iv_thread *th, struct iv_vm *vm, int
     {                                                                                   \
         struct iv_vm *w = &th->vm[th->cur ^ 1];                                         \
         iv_mem_block_begin(IV_MEM_##NAME, cx, th);                                      \
+        if (IV_QUEUE_SIDE)                                                              \
+            iv_txq_attempt(&th->txq);             /* gives back what a re-run's took */ \
         th->mem.allocs = th->mem.allocs_mark;     /* a re-run forgets the thrown-away */ \
         th->mem.frees = th->mem.frees_mark;                                             \
         iv_vm_copy(w, &th->vm[th->cur]);                                                \
@@ -589,6 +621,8 @@ static IV_OBJ_TEXT uint64_t iv_block_obj(struct iv_ctx *cx, struct wl_thread *t)
     SYNC_ATOMIC("interp.slice") {
         th->last_n = iv_slice_obj(mode, cx, th, budget);
     }
+    if (IV_QUEUE_SIDE)
+        iv_txq_done(&th->txq);                    /* committed: the puts reach the rings */
     th->mem.allocs_mark = th->mem.allocs;
     th->mem.frees_mark = th->mem.frees;
     WL_TXLEN_AFTER(t, th->last_n);

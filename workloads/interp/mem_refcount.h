@@ -64,6 +64,10 @@ iv_release_with(const struct iv_ctx *cx, struct iv_thread *th, iv_val w,
             int64_t n = iv_olist_len(l);
             for (int64_t i = 0; i < n; i++)
                 iv_release_push(cx, th, iv_olist_get(l, i), dec);
+        } else if (iv_vtype(x) == IV_T_QUEUE) {
+            iv_oqueue_ref q = (iv_oqueue_ref)iv_vref(x);
+            for (int64_t i = 0, n = iv_oqueue_len(q); i < n; i++)
+                iv_release_push(cx, th, iv_oqueue_at(q, i), dec);
         } else if (iv_vtype(x) == IV_T_DICT) {
             iv_odict_ref d = (iv_odict_ref)iv_vref(x);
             SYNC_READ(d);

@@ -9,6 +9,7 @@
 #include "workloads/interp/box.h"
 #include "workloads/interp/dict.h"
 #include "workloads/interp/list.h"
+#include "workloads/interp/queue.h"
 
 /* Frees the memory of w's object (not a small int): a container's storage with it.
  * What its elements hold is the memory mode's to drop first. */
@@ -17,6 +18,7 @@ static IV_OBJ_TEXT void iv_free_obj(iv_val w)
     switch (iv_vtype(w)) {
     case IV_T_LIST: iv_olist_free((iv_olist_ref)iv_vref(w)); break;
     case IV_T_DICT: iv_odict_free((iv_odict_ref)iv_vref(w)); break;
+    case IV_T_QUEUE: iv_oqueue_free((iv_oqueue_ref)iv_vref(w)); break;
     default: SYNC_FREE(iv_vref(w)); break;
     }
 }
@@ -38,6 +40,7 @@ static inline bool iv_truth(iv_val w)
     case IV_T_INT: return w != 0;
     case IV_T_BOX: return iv_box_value(w) != 0;
     case IV_T_LIST: return iv_olist_len((iv_olist_ref)iv_vref(w)) != 0;
+    case IV_T_QUEUE: return true;    /* an object (queues are named only by QUEUE_*) */
     default: return iv_odict_len((iv_odict_ref)iv_vref(w)) != 0;
     }
 }

@@ -93,6 +93,8 @@ static iv_ref iv_new_object(const struct iv_ctx *cx, const struct iv_global *gl,
     iv_ref r = SYNC_NULL;
     iv_val first = 0;
     bool objects = cx->memory != IV_MEM_RAW;
+    /* a queue's side (queue.h), made outside the block: a re-run must not make two */
+    struct iv_txq *side = IV_QUEUE_SIDE && gl->kind == IV_KIND_QUEUE ? iv_txq_new() : NULL;
     SYNC_ATOMIC("interp.setup") {
         /* A re-run re-allocates: only `r` and `first` (assigned) survive the block. */
         if (gl->kind == IV_KIND_INT) {
@@ -101,9 +103,13 @@ static iv_ref iv_new_object(const struct iv_ctx *cx, const struct iv_global *gl,
             c->value = objects ? (int64_t)first : gl->init;
             r = (iv_ref)c;
         } else if (objects) {
-            size_t sz = gl->kind == IV_KIND_LIST ? sizeof(struct iv_olist) : sizeof(struct iv_odict);
+            size_t sz = gl->kind == IV_KIND_LIST   ? sizeof(struct iv_olist)
+                      : gl->kind == IV_KIND_QUEUE ? sizeof(struct iv_oqueue)
+                                                  : sizeof(struct iv_odict);
             iv_oref o = (iv_oref)sync_alloc(sz < 128 ? 128 : sz);   /* a line of its own */
             iv_program_obj(cx, o, tid, true);
+            if (gl->kind == IV_KIND_QUEUE)
+                ((iv_oqueue_ref)o)->side = side;
             if (gl->kind == IV_KIND_DICT) {
                 ((iv_odict_ref)o)->cap = 8;
                 ((iv_odict_ref)o)->slots = iv_slots_new(8);
@@ -129,13 +135,21 @@ static void iv_free_object(const struct iv_ctx *cx, const struct iv_global *gl, 
 {
     bool objects = cx->memory != IV_MEM_RAW;
     struct iv_thread *th = &cx->th[0];
+    struct iv_txq *side = NULL;
+    if (objects && gl->kind == IV_KIND_QUEUE) {
+        SYNC_ATOMIC("interp.teardown") {
+            iv_oqueue_ref q = (iv_oqueue_ref)r;
+            SYNC_READ(q);
+            side = q->side;
+        }
+    }
     SYNC_ATOMIC("interp.teardown") {
         if (objects && gl->kind == IV_KIND_INT) {
             iv_cell_ref c = (iv_cell_ref)r;
             SYNC_READ(c);
             iv_mem_teardown_global(cx->memory, cx, th, (iv_val)c->value, false);
         } else if (objects) {
-            iv_val w = iv_tagged((iv_oref)r, gl->kind == IV_KIND_LIST ? IV_T_LIST : IV_T_DICT);
+            iv_val w = iv_tagged((iv_oref)r, iv_kind_type(gl->kind));
             iv_mem_teardown_global(cx->memory, cx, th, w, true);   /* with what it holds */
             r = SYNC_NULL;
         } else if (gl->kind == IV_KIND_LIST) {
@@ -155,6 +169,7 @@ static void iv_free_object(const struct iv_ctx *cx, const struct iv_global *gl, 
         if (r != SYNC_NULL)
             SYNC_FREE(r);
     }
+    iv_txq_free(side);        /* after the block that freed what it held (queue.h) */
 }
 
 #endif

@@ -216,70 +216,81 @@ static const char iv_prog_mixed[] =
 
 /* Threads push tasks to one shared list and pop them (anybody's), computing each with
  * fresh objects; every thread adds its counts to shared totals in one atomic section
- * per run. Object model only. */
-static const char iv_prog_work_queue[] =
-    "# work-queue: threads push tasks to a shared list and pop them, computing with fresh objects\n"
-    ".global list tasks\n"
-    ".global int processed\n"
-    ".global int checksum\n"
-    ".expect processed = RUNS * ITER\n"
-    ".expect checksum = RUNS * (3 * (1000 * ITER + ITER * (ITER - 1) / 2) + 7 * ITER)\n"
-    ".expect len(tasks) = 0\n"
-    "        PUSH 0\n"
-    "        STORE_LOCAL 0          # i = 0\n"
-    "fill:   LOAD_LOCAL 0\n"
-    "        PUSH ITER\n"
-    "        LT\n"
-    "        JUMP_IF_FALSE work     # for i in range(ITER):\n"
-    "        LOAD_LOCAL 0\n"
-    "        PUSH 1000\n"
-    "        ADD\n"
-    "        LIST_APPEND tasks      #     tasks.append(1000 + i)\n"
-    "        LOAD_LOCAL 0\n"
-    "        PUSH 1\n"
-    "        ADD\n"
-    "        STORE_LOCAL 0\n"
-    "        JUMP fill\n"
-    "work:   PUSH 0\n"
-    "        STORE_LOCAL 1          # n = 0\n"
-    "        PUSH 0\n"
-    "        STORE_LOCAL 2          # s = 0\n"
-    "next:   LIST_POP tasks\n"
-    "        DUP\n"
-    "        STORE_LOCAL 3          # t = tasks.pop() (0 when empty)\n"
-    "        JUMP_IF_FALSE merge    # while t:\n"
-    "        NEW_LIST\n"
-    "        DUP\n"
-    "        LOAD_LOCAL 3\n"
-    "        APPEND                 #     pair = [t]\n"
-    "        DUP\n"
-    "        LOAD_LOCAL 3\n"
-    "        PUSH 3\n"
-    "        MUL\n"
-    "        APPEND                 #     pair.append(t * 3)\n"
-    "        PUSH 1\n"
-    "        GETITEM\n"
-    "        PUSH 7\n"
-    "        ADD\n"
-    "        LOAD_LOCAL 2\n"
-    "        ADD\n"
-    "        STORE_LOCAL 2          #     s += pair[1] + 7\n"
-    "        LOAD_LOCAL 1\n"
-    "        PUSH 1\n"
-    "        ADD\n"
-    "        STORE_LOCAL 1          #     n += 1\n"
-    "        JUMP next\n"
-    "merge:  ATOMIC_BEGIN           # with atomic:\n"
-    "        LOAD_GLOBAL processed\n"
-    "        LOAD_LOCAL 1\n"
-    "        ADD\n"
-    "        STORE_GLOBAL processed #     processed += n\n"
-    "        LOAD_GLOBAL checksum\n"
-    "        LOAD_LOCAL 2\n"
-    "        ADD\n"
-    "        STORE_GLOBAL checksum  #     checksum += s\n"
-    "        ATOMIC_END\n"
-    "        HALT\n";
+ * per run. Object model only. The same program with a declared queue (queue.h) in
+ * place of the list is work-queue-q: the same tasks and checks; its get takes the
+ * oldest task (the list's pop takes the newest). Its Python: docs/interp.md, "Queues". */
+#define IV_WORK_QUEUE(TITLE, KIND, PUT, GET, TAKE)                                        \
+    TITLE                                                                                 \
+    ".global " KIND " tasks\n"                                                            \
+    ".global int processed\n"                                                             \
+    ".global int checksum\n"                                                              \
+    ".expect processed = RUNS * ITER\n"                                                   \
+    ".expect checksum = RUNS * (3 * (1000 * ITER + ITER * (ITER - 1) / 2) + 7 * ITER)\n"  \
+    ".expect len(tasks) = 0\n"                                                            \
+    "        PUSH 0\n"                                                                    \
+    "        STORE_LOCAL 0          # i = 0\n"                                            \
+    "fill:   LOAD_LOCAL 0\n"                                                              \
+    "        PUSH ITER\n"                                                                 \
+    "        LT\n"                                                                        \
+    "        JUMP_IF_FALSE work     # for i in range(ITER):\n"                            \
+    "        LOAD_LOCAL 0\n"                                                              \
+    "        PUSH 1000\n"                                                                 \
+    "        ADD\n"                                                                       \
+    PUT                                                                                   \
+    "        LOAD_LOCAL 0\n"                                                              \
+    "        PUSH 1\n"                                                                    \
+    "        ADD\n"                                                                       \
+    "        STORE_LOCAL 0\n"                                                             \
+    "        JUMP fill\n"                                                                 \
+    "work:   PUSH 0\n"                                                                    \
+    "        STORE_LOCAL 1          # n = 0\n"                                            \
+    "        PUSH 0\n"                                                                    \
+    "        STORE_LOCAL 2          # s = 0\n"                                            \
+    GET                                                                                   \
+    "        DUP\n"                                                                       \
+    TAKE                                                                                  \
+    "        JUMP_IF_FALSE merge    # while t:\n"                                         \
+    "        NEW_LIST\n"                                                                  \
+    "        DUP\n"                                                                       \
+    "        LOAD_LOCAL 3\n"                                                              \
+    "        APPEND                 #     pair = [t]\n"                                   \
+    "        DUP\n"                                                                       \
+    "        LOAD_LOCAL 3\n"                                                              \
+    "        PUSH 3\n"                                                                    \
+    "        MUL\n"                                                                       \
+    "        APPEND                 #     pair.append(t * 3)\n"                           \
+    "        PUSH 1\n"                                                                    \
+    "        GETITEM\n"                                                                   \
+    "        PUSH 7\n"                                                                    \
+    "        ADD\n"                                                                       \
+    "        LOAD_LOCAL 2\n"                                                              \
+    "        ADD\n"                                                                       \
+    "        STORE_LOCAL 2          #     s += pair[1] + 7\n"                             \
+    "        LOAD_LOCAL 1\n"                                                              \
+    "        PUSH 1\n"                                                                    \
+    "        ADD\n"                                                                       \
+    "        STORE_LOCAL 1          #     n += 1\n"                                       \
+    "        JUMP next\n"                                                                 \
+    "merge:  ATOMIC_BEGIN           # with atomic:\n"                                     \
+    "        LOAD_GLOBAL processed\n"                                                     \
+    "        LOAD_LOCAL 1\n"                                                              \
+    "        ADD\n"                                                                       \
+    "        STORE_GLOBAL processed #     processed += n\n"                               \
+    "        LOAD_GLOBAL checksum\n"                                                      \
+    "        LOAD_LOCAL 2\n"                                                              \
+    "        ADD\n"                                                                       \
+    "        STORE_GLOBAL checksum  #     checksum += s\n"                                \
+    "        ATOMIC_END\n"                                                                \
+    "        HALT\n"
+static const char iv_prog_work_queue[] = IV_WORK_QUEUE(
+    "# work-queue: threads push tasks to a shared list and pop them, computing with fresh objects\n",
+    "list", "        LIST_APPEND tasks      #     tasks.append(1000 + i)\n",
+    "next:   LIST_POP tasks\n", "        STORE_LOCAL 3          # t = tasks.pop() (0 when empty)\n");
+static const char iv_prog_work_queue_q[] = IV_WORK_QUEUE(
+    "# work-queue-q: work-queue with a shared queue (pypystm.queue, queue.Queue)\n",
+    "queue", "        QUEUE_PUT tasks        #     tasks.put(1000 + i)\n",
+    "next:   QUEUE_GET tasks\n", "        STORE_LOCAL 3          # t = tasks.get() (0 when empty)\n");
+#undef IV_WORK_QUEUE
 
 /* Each thread maps i -> i*i into a private list it made, then merges the list into
  * shared totals in one atomic section. Object model only. */
@@ -522,12 +533,12 @@ static const char iv_prog_read_mostly[] =
 
 const char *const iv_builtin_names[] = { "counters", "shared-counter", "list-append", "mixed",
                                          "work-queue", "parallel-map", "memo-cache", "arith",
-                                         "read-mostly", NULL };
+                                         "read-mostly", "work-queue-q", NULL };
 static const char *const iv_builtin_texts[] = { iv_prog_counters, iv_prog_shared_counter,
                                                 iv_prog_list_append, iv_prog_mixed,
                                                 iv_prog_work_queue, iv_prog_parallel_map,
                                                 iv_prog_memo_cache, iv_prog_arith,
-                                                iv_prog_read_mostly };
+                                                iv_prog_read_mostly, iv_prog_work_queue_q };
 
 const char *iv_builtin_text(const char *name)
 {

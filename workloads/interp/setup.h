@@ -102,8 +102,11 @@ static void iv_teardown(void *ctx)
             SYNC_FREE(md);
         }
     }
-    for (int t = 0; cx->th && cx->prog && t < cx->nthreads; t++)
+    for (int t = 0; cx->th && cx->prog && t < cx->nthreads; t++) {
         free(cx->th[t].gcache);
+        free(cx->th[t].txq.put);
+        free(cx->th[t].txq.got);
+    }
     free(cx->konst);
     free(cx->gobj);
     free(cx->mems);
@@ -155,8 +158,7 @@ static void *iv_setup(const struct wl_args *a, char *err, size_t errlen)
             size_t k = (size_t)g * (size_t)n + (size_t)t;
             cx->objs[k] = iv_new_object(cx, gl, t);
             if (cx->memory != IV_MEM_RAW && gl->kind != IV_KIND_INT)
-                cx->gobj[k] = iv_tagged((iv_oref)cx->objs[k], gl->kind == IV_KIND_LIST
-                                                                  ? IV_T_LIST : IV_T_DICT);
+                cx->gobj[k] = iv_tagged((iv_oref)cx->objs[k], iv_kind_type(gl->kind));
         }
     }
     if (cx->memory != IV_MEM_RAW && iv_module_new(cx, err, errlen) < 0) {

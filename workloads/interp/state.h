@@ -11,8 +11,10 @@
  *    has completed (committed) does the thread flip `cur`. So a slice the STM rolls
  *    back and re-runs starts again from the same state, and heap writes are rolled
  *    back by the STM itself. Nothing else outside the VM buffers is changed inside a
- *    block except `last_n` (assigned, never accumulated) and what the memory mode
- *    records there, which its block_begin hook forgets when the block re-runs.
+ *    block except `last_n` (assigned, never accumulated), what the memory mode
+ *    records there, which its block_begin hook forgets when the block re-runs, and
+ *    under stm the side queues' lists (`txq`, queue.h), which the start of each
+ *    attempt resets, giving back what an aborted attempt took.
  *  - The loader proved stack depths and call depth bounded, so the VM indexes its
  *    stack without checks; container operations bound their own indexes at run time
  *    (out of range -> 0 or ignored; a full container -> a counted fault, check fails).
@@ -77,6 +79,9 @@ struct iv_thread {
                                       * list or dict (obj[g] with its type) */
     struct iv_mem mem;               /* object model: the memory mode's (memory.h) */
     struct iv_gcache *gcache;        /* object model: per instruction (loop_obj.h) */
+    struct iv_txq_thread txq;        /* stm: the attempt's puts and gets of side queues
+                                      * (queue.h), outside the shared heap: the start of
+                                      * each attempt gives back what an aborted one took */
 } SYNC_CL_ALIGNED;
 
 struct iv_ctx {

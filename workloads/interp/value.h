@@ -43,7 +43,7 @@ typedef SYNC_REF(struct iv_cell) iv_cell_ref;
 
 #define IV_SMALL_MIN (-5)
 #define IV_SMALL_MAX 256
-enum { IV_T_INT, IV_T_BOX, IV_T_LIST, IV_T_DICT };
+enum { IV_T_INT, IV_T_BOX, IV_T_LIST, IV_T_DICT, IV_T_QUEUE };
 #define IV_TAG 15u
 #define IV_IMMORTAL (-1)
 
@@ -101,6 +101,12 @@ static inline void iv_retired_free(struct iv_retired *r)
 
 _Static_assert(offsetof(struct iv_ohdr, lock) == offsetof(struct iv_obj, lock),
                "the locks variant finds every object's lock at one offset");
+
+/* The type of a declared container of kind k (enum iv_kind, not an int). */
+static inline int iv_kind_type(int k)
+{
+    return k == IV_KIND_LIST ? IV_T_LIST : k == IV_KIND_DICT ? IV_T_DICT : IV_T_QUEUE;
+}
 
 static inline int iv_vtype(iv_val w) { return (int)(w & IV_TAG); }
 static inline iv_oref iv_vref(iv_val w) { return (iv_oref)(uintptr_t)(w & ~(uint64_t)IV_TAG); }
