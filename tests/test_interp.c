@@ -183,7 +183,7 @@ static void test_locks_stress(void **state)
 static const char *const modes[] = { "tracing", "refcount", "biased", "buffered", NULL };
 static const char *const obj_programs[] = {
     "counters", "shared-counter", "list-append", "mixed", "work-queue", "work-queue-q",
-    "parallel-map", "memo-cache", "arith", "tests/programs/fib.stm", "tests/programs/bank.stm",
+    "parallel-map", "memo-cache", "memo-cache-sd", "arith", "tests/programs/fib.stm", "tests/programs/bank.stm",
     "tests/programs/matrix.stm", "tests/programs/atomicity.stm", NULL,
 };
 

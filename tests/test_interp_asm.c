@@ -72,8 +72,8 @@ static void test_builtins_load(void **state)
             iv_program_free(p);
         }
     }
-    assert_int_equal(n, 10);
-    assert_int_equal(objects_only, 4);                  /* arith runs raw too */
+    assert_int_equal(n, 11);
+    assert_int_equal(objects_only, 5);                  /* arith runs raw too */
     assert_non_null(iv_builtin_text("counters"));
     assert_non_null(iv_builtin_text("shared-counter"));
     assert_non_null(iv_builtin_text("list-append"));
@@ -349,12 +349,40 @@ static void test_queues(void **state)
     BAD(".global queue q\n.expect len(q) = 0\nHALT\n", 1, "needs --memory other than raw");
 }
 
+/* A stmdict is a dict to the loader (its instructions, its types), shared, of the
+ * object model, marked per_entry. */
+static void test_stmdicts(void **state)
+{
+    (void)state;
+    char err[512];
+    const char *ok = ".global stmdict d\n.global dict e\n.expect len(d) + sum(d) + d[3] = 0\n"
+                     "LOAD_GLOBAL d\nPUSH 3\nPUSH 4\nSETITEM\nPUSH 3\nDICT_GET d\nPOP\nHALT\n";
+    struct iv_params obj = params;
+    obj.memory = IV_MEM_TRACING;
+    struct iv_program *p = NULL;
+    if (iv_asm_parse(ok, strlen(ok), "t.stm", &obj, &p, err, sizeof err) != 0)
+        fail_msg("a stmdict program should load: %s", err);
+    assert_int_equal(p->globals[0].kind, IV_KIND_DICT);
+    assert_int_equal(p->globals[0].per_entry, 1);
+    assert_int_equal(p->globals[1].per_entry, 0);
+    iv_program_free(p);
+    obj_bad(".per_thread stmdict d\n.expect len(d) = 0\nHALT\n", "t.stm:1:",
+            "a stmdict is shared");
+    obj_bad(".global stmdict d\n.expect len(d) = 0\nLOAD_GLOBAL d\nAPPEND\nHALT\n", "t.stm:4:",
+            "APPEND");
+    obj_bad(".global stmdict d\n.expect len(d) = 0\nPUSH 1\nLIST_APPEND d\nHALT\n", "t.stm:4:",
+            "LIST_APPEND needs a list");
+    BAD(".global stmdict d\n.expect len(d) = 0\nHALT\n", 1, "needs --memory other than raw");
+    BAD(".global stmdic d\n.expect len(d) = 0\nHALT\n", 1, "stmdict");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_builtins_load),
         cmocka_unit_test(test_object_types),
         cmocka_unit_test(test_queues),
+        cmocka_unit_test(test_stmdicts),
         cmocka_unit_test(test_program_files_load),
         cmocka_unit_test(test_unknown_opcode),
         cmocka_unit_test(test_bad_operand),

@@ -231,9 +231,16 @@ static int asm_directive1(struct asm_st *a, int line, const char *p)
     int k = r == 0 ? -1 : strcmp(kind, "int") == 0 ? IV_KIND_INT
                         : strcmp(kind, "list") == 0 ? IV_KIND_LIST
                         : strcmp(kind, "dict") == 0 ? IV_KIND_DICT
-                        : strcmp(kind, "queue") == 0 ? IV_KIND_QUEUE : -1;
+                        : strcmp(kind, "queue") == 0 ? IV_KIND_QUEUE
+                        : strcmp(kind, "stmdict") == 0 ? IV_KIND_DICT : -1;
+    bool per_entry = r != 0 && strcmp(kind, "stmdict") == 0;
     if (k < 0)
-        return asm_err(a, line, "expected int, list, dict or queue after .%s", dir);
+        return asm_err(a, line, "expected int, list, dict, stmdict or queue after .%s", dir);
+    if (per_entry && pt)
+        return asm_err(a, line, "a stmdict is shared: declare it with .global");
+    if (per_entry && a->prog->params.memory == IV_MEM_RAW)
+        return asm_err(a, line, "a stmdict holds values of the object model: it needs "
+                       "--memory other than raw");
     if (k == IV_KIND_QUEUE && pt)
         return asm_err(a, line, "a queue is shared: declare it with .global");
     if (k == IV_KIND_QUEUE && a->prog->params.memory == IV_MEM_RAW)
@@ -263,6 +270,7 @@ static int asm_directive1(struct asm_st *a, int line, const char *p)
     memcpy(g->name, name, sizeof name);
     g->kind = (uint8_t)k;
     g->per_thread = pt;
+    g->per_entry = per_entry;
     g->init = init;
     g->line = line;
     return 0;

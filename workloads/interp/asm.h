@@ -69,6 +69,7 @@ struct iv_global {
     char name[IV_NAME_MAX];
     uint8_t kind;            /* enum iv_kind */
     uint8_t per_thread;      /* one object per thread */
+    uint8_t per_entry;       /* a dict declared `stmdict`: conflicts per key (sdict.h) */
     int64_t init;            /* initial value of an int */
     int line;
 };

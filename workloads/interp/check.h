@@ -13,6 +13,7 @@ struct iv_check_env {
     const struct iv_ctx *cx;
     int not_int;                     /* object model: an expectation read a list or dict
                                       * where it needs an int (assigned in the block) */
+    bool sdict;                      /* the object asked about is a stmdict under stm */
 };
 
 /* An element or cell value as the expectations see it: an int, or 0 and not_int. */
@@ -36,6 +37,20 @@ static IV_OBJ_TEXT int64_t iv_check_model(struct iv_check_env *ce, int what, iv_
         iv_cell_ref c = (iv_cell_ref)r;
         SYNC_READ(c);
         return iv_check_int(ce, (iv_val)c->value);
+    }
+    if (kind == IV_KIND_DICT && ce->sdict) {   /* sdict.h */
+        iv_sdict_ref d = (iv_sdict_ref)r;
+        bool present;
+        if (what == IV_E_LEN)
+            return iv_sdict_len(d);
+        if (what != IV_E_SUM)
+            return iv_check_int(ce, iv_sdict_get(d, key, &present));
+        int64_t t = 0;
+        iv_val e;
+        for (int64_t i = 0, n = iv_sdict_nent(d); i < n; i++)
+            if (iv_sdict_at(d, i, &e))
+                t = iv_add(t, iv_check_int(ce, e));
+        return t;
     }
     if (kind == IV_KIND_QUEUE) {             /* from the head: q[0] is the next get's */
         iv_oqueue_ref q = (iv_oqueue_ref)r;
@@ -79,8 +94,10 @@ static int64_t iv_check_obj(void *u, int what, int g, int64_t tid, int64_t key)
     const struct iv_ctx *cx = ((struct iv_check_env *)u)->cx;
     iv_ref r = iv_obj_of(cx, g, (int)tid);
     int kind = cx->prog->globals[g].kind;
-    if (cx->memory != IV_MEM_RAW)
+    if (cx->memory != IV_MEM_RAW) {
+        ((struct iv_check_env *)u)->sdict = iv_global_type(&cx->prog->globals[g]) == IV_T_SDICT;
         return iv_check_model(u, what, r, kind, key);
+    }
     switch (what) {
     case IV_E_GVAL: {
         iv_cell_ref c = (iv_cell_ref)r;

@@ -425,6 +425,12 @@ iv_run_obj_(const struct iv_ctx *cx, struct iv_thread *th, struct iv_vm *vm, int
                                                  : iv_odict_get((iv_odict_ref)iv_vref(c), key);
                 INCREF(r);                      /* under the container's lock (mem_refcount.h) */
                 IV_UNLOCK_OBJ(th, g, c, adepth, k);
+            } else if (IV_SDICT_ON && iv_vtype(c) == IV_T_SDICT) {
+                bool present;
+                r = iv_sdict_get((iv_sdict_ref)iv_vref(c), key, &present);
+                if (in->op == IV_CONTAINS)
+                    r = iv_small(present);
+                INCREF(r);
             } else {
                 IV_TYPE_FAULT();
             }
@@ -460,6 +466,13 @@ iv_run_obj_(const struct iv_ctx *cx, struct iv_thread *th, struct iv_vm *vm, int
                     iv_fault(vm, IV_FAULT_DICT_FULL, (int32_t)pc - 1);
                     r = b;
                 }
+            } else if (IV_SDICT_ON && iv_vtype(c) == IV_T_SDICT) {
+                int full;
+                r = iv_sdict_set((iv_sdict_ref)iv_vref(c), key, b, &full);
+                if (full) {
+                    iv_fault(vm, IV_FAULT_DICT_FULL, (int32_t)pc - 1);
+                    r = b;
+                }
             } else {
                 IV_TYPE_FAULT();
             }
@@ -482,6 +495,8 @@ iv_run_obj_(const struct iv_ctx *cx, struct iv_thread *th, struct iv_vm *vm, int
                                                  : iv_odict_len((iv_odict_ref)iv_vref(c));
                     IV_UNLOCK_OBJ(th, g, c, adepth, k);
                 }
+            } else if (IV_SDICT_ON && iv_vtype(c) == IV_T_SDICT) {
+                n = iv_sdict_len((iv_sdict_ref)iv_vref(c));
             } else {
                 IV_TYPE_FAULT();
             }

@@ -68,6 +68,12 @@ iv_release_with(const struct iv_ctx *cx, struct iv_thread *th, iv_val w,
             iv_oqueue_ref q = (iv_oqueue_ref)iv_vref(x);
             for (int64_t i = 0, n = iv_oqueue_len(q); i < n; i++)
                 iv_release_push(cx, th, iv_oqueue_at(q, i), dec);
+        } else if (iv_vtype(x) == IV_T_SDICT) {
+            iv_sdict_ref d = (iv_sdict_ref)iv_vref(x);
+            iv_val e;
+            for (int64_t i = 0, n = iv_sdict_nent(d); i < n; i++)
+                if (iv_sdict_at(d, i, &e))
+                    iv_release_push(cx, th, e, dec);
         } else if (iv_vtype(x) == IV_T_DICT) {
             iv_odict_ref d = (iv_odict_ref)iv_vref(x);
             SYNC_READ(d);

@@ -10,6 +10,16 @@
 #include "workloads/interp/dict.h"
 #include "workloads/interp/list.h"
 #include "workloads/interp/queue.h"
+#include "workloads/interp/sdict.h"
+
+/* The type of declared global gl's object (not an int): a stmdict is a dict but under
+ * stm (sdict.h). */
+static inline int iv_global_type(const struct iv_global *gl)
+{
+    if (gl->kind == IV_KIND_DICT && gl->per_entry && IV_SDICT_ON)
+        return IV_T_SDICT;
+    return iv_kind_type(gl->kind);
+}
 
 /* Frees the memory of w's object (not a small int): a container's storage with it.
  * What its elements hold is the memory mode's to drop first. */
@@ -19,6 +29,7 @@ static IV_OBJ_TEXT void iv_free_obj(iv_val w)
     case IV_T_LIST: iv_olist_free((iv_olist_ref)iv_vref(w)); break;
     case IV_T_DICT: iv_odict_free((iv_odict_ref)iv_vref(w)); break;
     case IV_T_QUEUE: iv_oqueue_free((iv_oqueue_ref)iv_vref(w)); break;
+    case IV_T_SDICT: iv_sdict_free((iv_sdict_ref)iv_vref(w)); break;
     default: SYNC_FREE(iv_vref(w)); break;
     }
 }
@@ -41,6 +52,7 @@ static inline bool iv_truth(iv_val w)
     case IV_T_BOX: return iv_box_value(w) != 0;
     case IV_T_LIST: return iv_olist_len((iv_olist_ref)iv_vref(w)) != 0;
     case IV_T_QUEUE: return true;    /* an object (queues are named only by QUEUE_*) */
+    case IV_T_SDICT: return iv_sdict_len((iv_sdict_ref)iv_vref(w)) != 0;
     default: return iv_odict_len((iv_odict_ref)iv_vref(w)) != 0;
     }
 }

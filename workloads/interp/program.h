@@ -95,6 +95,10 @@ static iv_ref iv_new_object(const struct iv_ctx *cx, const struct iv_global *gl,
     bool objects = cx->memory != IV_MEM_RAW;
     /* a queue's side (queue.h), made outside the block: a re-run must not make two */
     struct iv_txq *side = IV_QUEUE_SIDE && gl->kind == IV_KIND_QUEUE ? iv_txq_new() : NULL;
+    bool sdict = objects && iv_global_type(gl) == IV_T_SDICT;
+    struct iv_sdside *sd = sdict ? calloc(1, sizeof *sd) : NULL;   /* sdict.h */
+    if (sdict && !sd)
+        sync_out_of_resources("interp: out of memory for a stmdict's key index");
     SYNC_ATOMIC("interp.setup") {
         /* A re-run re-allocates: only `r` and `first` (assigned) survive the block. */
         if (gl->kind == IV_KIND_INT) {
@@ -105,12 +109,17 @@ static iv_ref iv_new_object(const struct iv_ctx *cx, const struct iv_global *gl,
         } else if (objects) {
             size_t sz = gl->kind == IV_KIND_LIST   ? sizeof(struct iv_olist)
                       : gl->kind == IV_KIND_QUEUE ? sizeof(struct iv_oqueue)
+                      : sdict                     ? sizeof(struct iv_sdict)
                                                   : sizeof(struct iv_odict);
             iv_oref o = (iv_oref)sync_alloc(sz < 128 ? 128 : sz);   /* a line of its own */
             iv_program_obj(cx, o, tid, true);
             if (gl->kind == IV_KIND_QUEUE)
                 ((iv_oqueue_ref)o)->side = side;
-            if (gl->kind == IV_KIND_DICT) {
+            if (sdict) {
+                ((iv_sdict_ref)o)->side = sd;
+                for (int i = 0; i < IV_DICT_MAX; i++)   /* committed, absent (S3) */
+                    sd->ent[i] = SYNC_ALLOC(struct iv_sdent);
+            } else if (gl->kind == IV_KIND_DICT) {
                 ((iv_odict_ref)o)->cap = 8;
                 ((iv_odict_ref)o)->slots = iv_slots_new(8);
             }
@@ -136,11 +145,16 @@ static void iv_free_object(const struct iv_ctx *cx, const struct iv_global *gl, 
     bool objects = cx->memory != IV_MEM_RAW;
     struct iv_thread *th = &cx->th[0];
     struct iv_txq *side = NULL;
+    struct iv_sdside *sd = NULL;
     if (objects && gl->kind == IV_KIND_QUEUE) {
         SYNC_ATOMIC("interp.teardown") {
             iv_oqueue_ref q = (iv_oqueue_ref)r;
             SYNC_READ(q);
             side = q->side;
+        }
+    } else if (objects && iv_global_type(gl) == IV_T_SDICT) {
+        SYNC_ATOMIC("interp.teardown") {
+            sd = iv_sd_side((iv_sdict_ref)r);
         }
     }
     SYNC_ATOMIC("interp.teardown") {
@@ -149,7 +163,7 @@ static void iv_free_object(const struct iv_ctx *cx, const struct iv_global *gl, 
             SYNC_READ(c);
             iv_mem_teardown_global(cx->memory, cx, th, (iv_val)c->value, false);
         } else if (objects) {
-            iv_val w = iv_tagged((iv_oref)r, iv_kind_type(gl->kind));
+            iv_val w = iv_tagged((iv_oref)r, iv_global_type(gl));
             iv_mem_teardown_global(cx->memory, cx, th, w, true);   /* with what it holds */
             r = SYNC_NULL;
         } else if (gl->kind == IV_KIND_LIST) {
@@ -170,6 +184,7 @@ static void iv_free_object(const struct iv_ctx *cx, const struct iv_global *gl, 
             SYNC_FREE(r);
     }
     iv_txq_free(side);        /* after the block that freed what it held (queue.h) */
+    free(sd);                 /* likewise (sdict.h) */
 }
 
 #endif

@@ -348,77 +348,85 @@ static const char iv_prog_parallel_map[] =
 /* A shared dict memoises an expensive function of 64 keys: inserts only while it
  * fills (the first runs), reads ever after. The value is used in arithmetic (a fresh
  * box, as in Python), so the loop allocates about one object per 8 bytecodes.
- * Object model only. */
-static const char iv_prog_memo_cache[] =
-    "# memo-cache: a read-mostly shared dict used as a cache\n"
-    ".global dict cache\n"
-    ".per_thread int got\n"
-    ".const Q = ITER / 64\n"
-    ".const R = ITER % 64\n"
-    ".expect got = RUNS * 2 * (Q * (1000 * 85344 + 7 * 64) + 1000 * ((R - 1) * R * (2 * R - 1) / 6) + 7 * R)\n"
-    "        PUSH 0\n"
-    "        STORE_LOCAL 0          # i = 0\n"
-    "        PUSH 0\n"
-    "        STORE_LOCAL 1          # acc = 0\n"
-    "loop:   LOAD_LOCAL 0\n"
-    "        PUSH ITER\n"
-    "        LT\n"
-    "        JUMP_IF_FALSE done     # for i in range(ITER):\n"
-    "        LOAD_LOCAL 0\n"
-    "        PUSH 64\n"
-    "        MOD\n"
-    "        STORE_LOCAL 2          #     k = i % 64\n"
-    "        LOAD_GLOBAL cache\n"
-    "        LOAD_LOCAL 2\n"
-    "        CONTAINS\n"
-    "        JUMP_IF_TRUE hit       #     if k not in cache:\n"
-    "        LOAD_GLOBAL cache\n"
-    "        LOAD_LOCAL 2\n"
-    "        LOAD_LOCAL 2\n"
-    "        CALL slow 1\n"
-    "        SETITEM                #         cache[k] = slow(k)\n"
-    "hit:    LOAD_LOCAL 1\n"
-    "        LOAD_GLOBAL cache\n"
-    "        LOAD_LOCAL 2\n"
-    "        GETITEM\n"
-    "        PUSH 2\n"
-    "        MUL\n"
-    "        ADD\n"
-    "        STORE_LOCAL 1          #     acc += cache[k] * 2\n"
-    "        LOAD_LOCAL 0\n"
-    "        PUSH 1\n"
-    "        ADD\n"
-    "        STORE_LOCAL 0\n"
-    "        JUMP loop\n"
-    "done:   LOAD_GLOBAL got\n"
-    "        LOAD_LOCAL 1\n"
-    "        ADD\n"
-    "        STORE_GLOBAL got       # got += acc\n"
-    "        HALT\n"
-    "# slow(k) = k * k * 1000 + 7, by repeated addition: what the cache saves\n"
-    "slow:   PUSH 0\n"
-    "        STORE_LOCAL 1          # r = 0\n"
-    "        PUSH 0\n"
-    "        STORE_LOCAL 2          # j = 0\n"
-    "sl:     LOAD_LOCAL 2\n"
-    "        LOAD_LOCAL 0\n"
-    "        LOAD_LOCAL 0\n"
-    "        MUL\n"
-    "        LT\n"
-    "        JUMP_IF_FALSE sd       # for j in range(k * k):\n"
-    "        LOAD_LOCAL 1\n"
-    "        PUSH 1000\n"
-    "        ADD\n"
-    "        STORE_LOCAL 1          #     r += 1000\n"
-    "        LOAD_LOCAL 2\n"
-    "        PUSH 1\n"
-    "        ADD\n"
-    "        STORE_LOCAL 2\n"
-    "        JUMP sl\n"
-    "sd:     LOAD_LOCAL 1\n"
-    "        PUSH 7\n"
-    "        ADD\n"
-    "        RET\n";
+ * Object model only.
+ * memo-cache-sd is the same program with `cache` a stmdict (sdict.h): under stm its
+ * inserts of different keys do not conflict. */
+#define IV_MEMO_CACHE(TITLE, KIND)                                                                               \
+    TITLE                                                                                                        \
+    ".global " KIND " cache\n"                                                                                   \
+    ".per_thread int got\n"                                                                                      \
+    ".const Q = ITER / 64\n"                                                                                     \
+    ".const R = ITER % 64\n"                                                                                     \
+    ".expect got = RUNS * 2 * (Q * (1000 * 85344 + 7 * 64) + 1000 * ((R - 1) * R * (2 * R - 1) / 6) + 7 * R)\n"  \
+    "        PUSH 0\n"                                                                                           \
+    "        STORE_LOCAL 0          # i = 0\n"                                                                   \
+    "        PUSH 0\n"                                                                                           \
+    "        STORE_LOCAL 1          # acc = 0\n"                                                                 \
+    "loop:   LOAD_LOCAL 0\n"                                                                                     \
+    "        PUSH ITER\n"                                                                                        \
+    "        LT\n"                                                                                               \
+    "        JUMP_IF_FALSE done     # for i in range(ITER):\n"                                                   \
+    "        LOAD_LOCAL 0\n"                                                                                     \
+    "        PUSH 64\n"                                                                                          \
+    "        MOD\n"                                                                                              \
+    "        STORE_LOCAL 2          #     k = i % 64\n"                                                          \
+    "        LOAD_GLOBAL cache\n"                                                                                \
+    "        LOAD_LOCAL 2\n"                                                                                     \
+    "        CONTAINS\n"                                                                                         \
+    "        JUMP_IF_TRUE hit       #     if k not in cache:\n"                                                  \
+    "        LOAD_GLOBAL cache\n"                                                                                \
+    "        LOAD_LOCAL 2\n"                                                                                     \
+    "        LOAD_LOCAL 2\n"                                                                                     \
+    "        CALL slow 1\n"                                                                                      \
+    "        SETITEM                #         cache[k] = slow(k)\n"                                              \
+    "hit:    LOAD_LOCAL 1\n"                                                                                     \
+    "        LOAD_GLOBAL cache\n"                                                                                \
+    "        LOAD_LOCAL 2\n"                                                                                     \
+    "        GETITEM\n"                                                                                          \
+    "        PUSH 2\n"                                                                                           \
+    "        MUL\n"                                                                                              \
+    "        ADD\n"                                                                                              \
+    "        STORE_LOCAL 1          #     acc += cache[k] * 2\n"                                                 \
+    "        LOAD_LOCAL 0\n"                                                                                     \
+    "        PUSH 1\n"                                                                                           \
+    "        ADD\n"                                                                                              \
+    "        STORE_LOCAL 0\n"                                                                                    \
+    "        JUMP loop\n"                                                                                        \
+    "done:   LOAD_GLOBAL got\n"                                                                                  \
+    "        LOAD_LOCAL 1\n"                                                                                     \
+    "        ADD\n"                                                                                              \
+    "        STORE_GLOBAL got       # got += acc\n"                                                              \
+    "        HALT\n"                                                                                             \
+    "# slow(k) = k * k * 1000 + 7, by repeated addition: what the cache saves\n"                                 \
+    "slow:   PUSH 0\n"                                                                                           \
+    "        STORE_LOCAL 1          # r = 0\n"                                                                   \
+    "        PUSH 0\n"                                                                                           \
+    "        STORE_LOCAL 2          # j = 0\n"                                                                   \
+    "sl:     LOAD_LOCAL 2\n"                                                                                     \
+    "        LOAD_LOCAL 0\n"                                                                                     \
+    "        LOAD_LOCAL 0\n"                                                                                     \
+    "        MUL\n"                                                                                              \
+    "        LT\n"                                                                                               \
+    "        JUMP_IF_FALSE sd       # for j in range(k * k):\n"                                                  \
+    "        LOAD_LOCAL 1\n"                                                                                     \
+    "        PUSH 1000\n"                                                                                        \
+    "        ADD\n"                                                                                              \
+    "        STORE_LOCAL 1          #     r += 1000\n"                                                           \
+    "        LOAD_LOCAL 2\n"                                                                                     \
+    "        PUSH 1\n"                                                                                           \
+    "        ADD\n"                                                                                              \
+    "        STORE_LOCAL 2\n"                                                                                    \
+    "        JUMP sl\n"                                                                                          \
+    "sd:     LOAD_LOCAL 1\n"                                                                                     \
+    "        PUSH 7\n"                                                                                           \
+    "        ADD\n"                                                                                              \
+    "        RET\n"
+static const char iv_prog_memo_cache[] = IV_MEMO_CACHE(
+    "# memo-cache: a read-mostly shared dict used as a cache\n", "dict");
+static const char iv_prog_memo_cache_sd[] = IV_MEMO_CACHE(
+    "# memo-cache-sd: memo-cache with a stmdict (pypystm.stmdict; a dict for CPython)\n",
+    "stmdict");
+#undef IV_MEMO_CACHE
 
 /* Pure arithmetic whose results are outside the small ints: most bytecodes allocate;
  * threads share only the constants and one global they read. Object model only. */
@@ -533,12 +541,14 @@ static const char iv_prog_read_mostly[] =
 
 const char *const iv_builtin_names[] = { "counters", "shared-counter", "list-append", "mixed",
                                          "work-queue", "parallel-map", "memo-cache", "arith",
-                                         "read-mostly", "work-queue-q", NULL };
+                                         "read-mostly", "work-queue-q", "memo-cache-sd",
+                                         NULL };
 static const char *const iv_builtin_texts[] = { iv_prog_counters, iv_prog_shared_counter,
                                                 iv_prog_list_append, iv_prog_mixed,
                                                 iv_prog_work_queue, iv_prog_parallel_map,
                                                 iv_prog_memo_cache, iv_prog_arith,
-                                                iv_prog_read_mostly, iv_prog_work_queue_q };
+                                                iv_prog_read_mostly, iv_prog_work_queue_q,
+                                                iv_prog_memo_cache_sd };
 
 const char *iv_builtin_text(const char *name)
 {

@@ -158,7 +158,7 @@ static void *iv_setup(const struct wl_args *a, char *err, size_t errlen)
             size_t k = (size_t)g * (size_t)n + (size_t)t;
             cx->objs[k] = iv_new_object(cx, gl, t);
             if (cx->memory != IV_MEM_RAW && gl->kind != IV_KIND_INT)
-                cx->gobj[k] = iv_tagged((iv_oref)cx->objs[k], iv_kind_type(gl->kind));
+                cx->gobj[k] = iv_tagged((iv_oref)cx->objs[k], iv_global_type(gl));
         }
     }
     if (cx->memory != IV_MEM_RAW && iv_module_new(cx, err, errlen) < 0) {

@@ -29,7 +29,7 @@ static void iv_own_objects(struct iv_ctx *cx, struct iv_thread *th)
         cx->placeholders[k] = cx->objs[k];
         cx->objs[k] = th->obj[g] = iv_new_object(cx, gl, th->tid);
         if (cx->memory != IV_MEM_RAW && gl->kind != IV_KIND_INT)
-            cx->gobj[k] = th->gobj[g] = iv_tagged((iv_oref)th->obj[g], iv_kind_type(gl->kind));
+            cx->gobj[k] = th->gobj[g] = iv_tagged((iv_oref)th->obj[g], iv_global_type(gl));
     }
 }
 

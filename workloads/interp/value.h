@@ -43,7 +43,7 @@ typedef SYNC_REF(struct iv_cell) iv_cell_ref;
 
 #define IV_SMALL_MIN (-5)
 #define IV_SMALL_MAX 256
-enum { IV_T_INT, IV_T_BOX, IV_T_LIST, IV_T_DICT, IV_T_QUEUE };
+enum { IV_T_INT, IV_T_BOX, IV_T_LIST, IV_T_DICT, IV_T_QUEUE, IV_T_SDICT };
 #define IV_TAG 15u
 #define IV_IMMORTAL (-1)
 
