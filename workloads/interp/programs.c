@@ -218,7 +218,8 @@ static const char iv_prog_mixed[] =
  * fresh objects; every thread adds its counts to shared totals in one atomic section
  * per run. Object model only. The same program with a declared queue (queue.h) in
  * place of the list is work-queue-q: the same tasks and checks; its get takes the
- * oldest task (the list's pop takes the newest). Its Python: docs/interp.md, "Queues and stmdicts". */
+ * oldest task (the list's pop takes the newest). Its Python: docs/interp.md, "Queues
+ * and stmdicts". */
 #define IV_WORK_QUEUE(TITLE, KIND, PUT, GET, TAKE)                                        \
     TITLE                                                                                 \
     ".global " KIND " tasks\n"                                                            \
