@@ -114,7 +114,7 @@ static inline int32_t iv_sd_index(struct iv_sdside *sd, int64_t key, bool claim)
 
 static inline iv_val iv_sdict_get(iv_sdict_ref d, int64_t key, bool *present)
 {
-    int32_t i = iv_sd_index(iv_sd_side(d), key, false);
+    int32_t i = iv_sd_index(iv_sd_side(d), key, true);
     *present = false;
     if (i < 0)
         return 0;
@@ -161,7 +161,7 @@ static inline int64_t iv_sdict_len(iv_sdict_ref d)
 {
     int64_t n = 0;
     iv_val w;
-    for (int64_t i = 0, ne = iv_sdict_nent(d); i < ne; i++)
+    for (int64_t i = 0; i < IV_DICT_MAX; i++)
         n += iv_sdict_at(d, i, &w);
     return n;
 }
