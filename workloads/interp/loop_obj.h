@@ -198,6 +198,65 @@ static inline __attribute__((always_inline)) bool iv_obj_len(iv_val c, int64_t *
 /* The list or dict a global names (its object: the declared container). */
 #define IV_GOBJ(g) (th->gobj[g])
 
+/* QUEUE_PUT and QUEUE_GET on declared queue g (queue.h), out of the loop: the loop's
+ * code (and its registers) stays as it is for programs without queues. The put takes
+ * v's reference (-1: the queue is full, v still the caller's); the get gives one. */
+static IV_OBJ_TEXT SYNC_NOINLINE int iv_queue_put_op(struct iv_thread *th, int32_t g,
+                                                     intptr_t adepth, iv_val v)
+{
+    iv_oqueue_ref q = (iv_oqueue_ref)iv_vref(IV_GOBJ(g));
+#if IV_QUEUE_SIDE
+    (void)adepth;
+    SYNC_READ(q);
+    return iv_txq_put(&th->txq, q->side, v);
+#else
+    int k = IV_LOCK_OBJ(th, g, IV_GOBJ(g), adepth, 0);
+    int full = iv_oqueue_put(q, v);
+    IV_UNLOCK_OBJ(th, g, IV_GOBJ(g), adepth, k);
+    return full;
+#endif
+}
+
+static IV_OBJ_TEXT SYNC_NOINLINE iv_val iv_queue_get_op(struct iv_thread *th, int32_t g,
+                                                        intptr_t adepth)
+{
+    iv_oqueue_ref q = (iv_oqueue_ref)iv_vref(IV_GOBJ(g));
+#if IV_QUEUE_SIDE
+    (void)adepth;
+    SYNC_READ(q);
+    return iv_txq_get(&th->txq, q->side);
+#else
+    int k = IV_LOCK_OBJ(th, g, IV_GOBJ(g), adepth, 0);
+    iv_val r = iv_oqueue_get(q);
+    IV_UNLOCK_OBJ(th, g, IV_GOBJ(g), adepth, k);
+    return r;
+#endif
+}
+
+#if IV_SDICT_ON
+/* A stmdict's get (or CONTAINS), set and len (sdict.h), out of the loop likewise. */
+static IV_OBJ_TEXT SYNC_NOINLINE iv_val iv_sdict_get_op(iv_val c, int64_t key, bool contains)
+{
+    bool present;
+    iv_val r = iv_sdict_get((iv_sdict_ref)iv_vref(c), key, &present);
+    return contains ? iv_small(present) : r;
+}
+
+static IV_OBJ_TEXT SYNC_NOINLINE iv_val iv_sdict_set_op(iv_val c, int64_t key, iv_val w, int *full)
+{
+    return iv_sdict_set((iv_sdict_ref)iv_vref(c), key, w, full);
+}
+
+static IV_OBJ_TEXT SYNC_NOINLINE int64_t iv_sdict_len_op(iv_val c)
+{
+    return iv_sdict_len((iv_sdict_ref)iv_vref(c));
+}
+#else
+#define iv_sdict_get_op(c, key, contains) ((void)(c), (void)(key), (void)(contains), (iv_val)0)
+#define iv_sdict_set_op(c, key, w, full) ((void)(c), (void)(key), (void)(w), *(full) = 0, (iv_val)0)
+#define iv_sdict_len_op(c) ((void)(c), (int64_t)0)
+#endif
+
 /* The object model's loop: one slice on vm, as iv_run (loop_raw.h) with values, counts
  * and the object model's bytecodes. `mode` is a constant in each copy (below), so
  * every hook call is direct and inlined. */
@@ -426,10 +485,7 @@ iv_run_obj_(const struct iv_ctx *cx, struct iv_thread *th, struct iv_vm *vm, int
                 INCREF(r);                      /* under the container's lock (mem_refcount.h) */
                 IV_UNLOCK_OBJ(th, g, c, adepth, k);
             } else if (IV_SDICT_ON && iv_vtype(c) == IV_T_SDICT) {
-                bool present;
-                r = iv_sdict_get((iv_sdict_ref)iv_vref(c), key, &present);
-                if (in->op == IV_CONTAINS)
-                    r = iv_small(present);
+                r = iv_sdict_get_op(c, key, in->op == IV_CONTAINS);
                 INCREF(r);
             } else {
                 IV_TYPE_FAULT();
@@ -468,7 +524,7 @@ iv_run_obj_(const struct iv_ctx *cx, struct iv_thread *th, struct iv_vm *vm, int
                 }
             } else if (IV_SDICT_ON && iv_vtype(c) == IV_T_SDICT) {
                 int full;
-                r = iv_sdict_set((iv_sdict_ref)iv_vref(c), key, b, &full);
+                r = iv_sdict_set_op(c, key, b, &full);
                 if (full) {
                     iv_fault(vm, IV_FAULT_DICT_FULL, (int32_t)pc - 1);
                     r = b;
@@ -496,7 +552,7 @@ iv_run_obj_(const struct iv_ctx *cx, struct iv_thread *th, struct iv_vm *vm, int
                     IV_UNLOCK_OBJ(th, g, c, adepth, k);
                 }
             } else if (IV_SDICT_ON && iv_vtype(c) == IV_T_SDICT) {
-                n = iv_sdict_len((iv_sdict_ref)iv_vref(c));
+                n = iv_sdict_len_op(c);
             } else {
                 IV_TYPE_FAULT();
             }
@@ -537,36 +593,16 @@ iv_run_obj_(const struct iv_ctx *cx, struct iv_thread *th, struct iv_vm *vm, int
                 DECREF(m->drop[i]);
             break;
         }
-        case IV_QUEUE_PUT: {
-            iv_oqueue_ref q = (iv_oqueue_ref)iv_vref(IV_GOBJ(g));
+        case IV_QUEUE_PUT:
             b = (iv_val)vals[--sp];
-#if IV_QUEUE_SIDE
-            SYNC_READ(q);
-            int full = iv_txq_put(&th->txq, q->side, b);
-#else
-            int k = IV_LOCK_OBJ(th, g, IV_GOBJ(g), adepth, 0);
-            int full = iv_oqueue_put(q, b);   /* the reference moves */
-            IV_UNLOCK_OBJ(th, g, IV_GOBJ(g), adepth, k);
-#endif
-            if (full) {
+            if (SYNC_UNLIKELY(iv_queue_put_op(th, g, adepth, b) < 0)) {
                 iv_fault(vm, IV_FAULT_LIST_FULL, (int32_t)pc - 1);
                 DECREF(b);
             }
             break;
-        }
-        case IV_QUEUE_GET: {
-            iv_oqueue_ref q = (iv_oqueue_ref)iv_vref(IV_GOBJ(g));
-#if IV_QUEUE_SIDE
-            SYNC_READ(q);
-            r = iv_txq_get(&th->txq, q->side);
-#else
-            int k = IV_LOCK_OBJ(th, g, IV_GOBJ(g), adepth, 0);
-            r = iv_oqueue_get(q);             /* the reference moves */
-            IV_UNLOCK_OBJ(th, g, IV_GOBJ(g), adepth, k);
-#endif
-            vals[sp++] = (int64_t)r;
+        case IV_QUEUE_GET:
+            vals[sp++] = (int64_t)iv_queue_get_op(th, g, adepth);
             break;
-        }
         case IV_HALT:
         default:
             if (adepth > 0)

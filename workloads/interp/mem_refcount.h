@@ -49,6 +49,25 @@ iv_release_push(const struct iv_ctx *cx, struct iv_thread *th, iv_val w,
 /* w's count reached 0 as `dec` decided (the mode's decrement: 1 when it took the count
  * to 0): frees it, drops its elements' references and frees those that reach 0 in
  * turn. Inlined into each mode's iv_<mode>_release, so `dec` is a direct call. */
+/* A declared queue's or stmdict's elements (queue.h, sdict.h), pushed for release: out
+ * of iv_release_with's loop, since these die only at teardown. */
+static IV_OBJ_TEXT SYNC_NOINLINE __attribute__((cold)) void
+iv_release_declared(const struct iv_ctx *cx, struct iv_thread *th, iv_val x,
+                    int (*dec)(const struct iv_ctx *, struct iv_thread *, iv_val))
+{
+    if (iv_vtype(x) == IV_T_QUEUE) {
+        iv_oqueue_ref q = (iv_oqueue_ref)iv_vref(x);
+        for (int64_t i = 0, n = iv_oqueue_len(q); i < n; i++)
+            iv_release_push(cx, th, iv_oqueue_at(q, i), dec);
+    } else {
+        iv_sdict_ref d = (iv_sdict_ref)iv_vref(x);
+        iv_val e;
+        for (int64_t i = 0, n = iv_sdict_nent(d); i < n; i++)
+            if (iv_sdict_at(d, i, &e))
+                iv_release_push(cx, th, e, dec);
+    }
+}
+
 static inline __attribute__((always_inline)) void
 iv_release_with(const struct iv_ctx *cx, struct iv_thread *th, iv_val w,
                 int (*dec)(const struct iv_ctx *, struct iv_thread *, iv_val))
@@ -59,21 +78,22 @@ iv_release_with(const struct iv_ctx *cx, struct iv_thread *th, iv_val w,
     m->work[m->nwork++] = w;
     while (m->nwork > 0) {
         iv_val x = m->work[--m->nwork];
+        if (iv_vtype(x) == IV_T_BOX) {
+#if IV_BOX_FREELIST
+            iv_box_free(cx, th, (iv_box_ref)iv_vref(x));
+#else
+            iv_free_obj(x);
+#endif
+            m->frees++;
+            continue;                   /* the common case first: one test */
+        }
         if (iv_vtype(x) == IV_T_LIST) {
             iv_olist_ref l = (iv_olist_ref)iv_vref(x);
             int64_t n = iv_olist_len(l);
             for (int64_t i = 0; i < n; i++)
                 iv_release_push(cx, th, iv_olist_get(l, i), dec);
-        } else if (iv_vtype(x) == IV_T_QUEUE) {
-            iv_oqueue_ref q = (iv_oqueue_ref)iv_vref(x);
-            for (int64_t i = 0, n = iv_oqueue_len(q); i < n; i++)
-                iv_release_push(cx, th, iv_oqueue_at(q, i), dec);
-        } else if (iv_vtype(x) == IV_T_SDICT) {
-            iv_sdict_ref d = (iv_sdict_ref)iv_vref(x);
-            iv_val e;
-            for (int64_t i = 0, n = iv_sdict_nent(d); i < n; i++)
-                if (iv_sdict_at(d, i, &e))
-                    iv_release_push(cx, th, e, dec);
+        } else if (SYNC_UNLIKELY(iv_vtype(x) >= IV_T_QUEUE)) {
+            iv_release_declared(cx, th, x, dec);  /* a queue or stmdict: at teardown */
         } else if (iv_vtype(x) == IV_T_DICT) {
             iv_odict_ref d = (iv_odict_ref)iv_vref(x);
             SYNC_READ(d);
@@ -83,12 +103,7 @@ iv_release_with(const struct iv_ctx *cx, struct iv_thread *th, iv_val w,
                 if (s->e[j].used)
                     iv_release_push(cx, th, (iv_val)s->e[j].val, dec);
         }
-#if IV_BOX_FREELIST
-        if (iv_vtype(x) == IV_T_BOX)
-            iv_box_free(cx, th, (iv_box_ref)iv_vref(x));
-        else
-#endif
-            iv_free_obj(x);
+        iv_free_obj(x);
         m->frees++;
     }
 }

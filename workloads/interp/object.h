@@ -45,15 +45,21 @@ static IV_OBJ_TEXT SYNC_NOINLINE void iv_free_all(const iv_val *v, size_t n)
     }
 }
 
+/* The truth of a queue (an object: queues are named only by QUEUE_*) or a stmdict: out
+ * of line, so that iv_truth's switch stays the four cases of the common types. */
+static IV_OBJ_TEXT SYNC_NOINLINE bool iv_truth_declared(iv_val w)
+{
+    return iv_vtype(w) == IV_T_QUEUE || iv_sdict_len((iv_sdict_ref)iv_vref(w)) != 0;
+}
+
 static inline bool iv_truth(iv_val w)
 {
     switch (iv_vtype(w)) {
     case IV_T_INT: return w != 0;
     case IV_T_BOX: return iv_box_value(w) != 0;
     case IV_T_LIST: return iv_olist_len((iv_olist_ref)iv_vref(w)) != 0;
-    case IV_T_QUEUE: return true;    /* an object (queues are named only by QUEUE_*) */
-    case IV_T_SDICT: return iv_sdict_len((iv_sdict_ref)iv_vref(w)) != 0;
-    default: return iv_odict_len((iv_odict_ref)iv_vref(w)) != 0;
+    case IV_T_DICT: return iv_odict_len((iv_odict_ref)iv_vref(w)) != 0;
+    default: return iv_truth_declared(w);
     }
 }
 
