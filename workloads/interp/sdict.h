@@ -12,12 +12,21 @@
  *    an entry keeps it), filled by compare-and-swap, outside any transaction;
  *  - IV_DICT_MAX entry objects in the shared heap, made at setup (committed, absent),
  *    each an object of its own: its value and whether the key is present.
- * A get looks the key up in the index (no entry: absent, at every snapshot, since no
- * transaction ever set it) and reads the entry in the transaction; a set gives the key
- * an entry if it has none (harmless if the transaction aborts: the entry stays absent)
- * and writes the entry. So a transaction reads and writes only the entries of its
- * keys: two that touch different keys share no object. len() reads every entry given
- * out, so it conflicts with any set, as pypy-stm's len of a hashtable does.
+ * A get and a set give the key an entry if it has none, as stmgc's lookup does
+ * (harmless if the transaction aborts: the entry stays absent), and read it in the
+ * transaction; a set then writes it. So a transaction reads and writes only the
+ * entries of its keys: two that touch different keys share no object, and a get that
+ * found a key absent conflicts with a later commit that sets it. A get that gave no
+ * entry would read nothing: A reads key 7, B key 8, both absent; A sets 8 and commits,
+ * B sets 7 and commits, and each read absent what the other committed, which no serial
+ * order gives (tests/test_interp_sdict.c, absent_reads_conflict). The price: a key
+ * looked up takes an entry as a set does, so IV_DICT_MAX distinct keys looked up or
+ * set fill the dict (stmgc's major collection drops entries left empty; here none is
+ * dropped). With none left, a get of a key without one answers absent, rightly at
+ * every snapshot: no set of it can succeed. len() reads all IV_DICT_MAX entries, given
+ * out or not (one given out after a read of `nent` would escape it, the same write
+ * skew: len_conflicts_with_new_keys), so it conflicts with any set, as pypy-stm's len
+ * of a hashtable does.
  *
  * Invariants:
  *  S1 A slot's state goes 0 (empty) -> 1 (claimed) -> 2 (ready), never back; key and
@@ -112,6 +121,7 @@ static inline int32_t iv_sd_index(struct iv_sdside *sd, int64_t key, bool claim)
     return -1;
 }
 
+/* d[key] and whether it is present; gives key an entry if it has none (above). */
 static inline iv_val iv_sdict_get(iv_sdict_ref d, int64_t key, bool *present)
 {
     int32_t i = iv_sd_index(iv_sd_side(d), key, true);
@@ -141,7 +151,7 @@ static inline iv_val iv_sdict_set(iv_sdict_ref d, int64_t key, iv_val w, int *fu
     return old;
 }
 
-/* The walkers' and len's view: entries 0 .. iv_sdict_nent - 1, each present or not. */
+/* The walkers' view: entries 0 .. iv_sdict_nent - 1, each present or not. */
 static inline int64_t iv_sdict_nent(iv_sdict_ref d)
 {
     /* relaxed: a count; an entry given out after it is absent in this snapshot */
@@ -157,6 +167,7 @@ static inline bool iv_sdict_at(iv_sdict_ref d, int64_t i, iv_val *w)
     return e->present != 0;
 }
 
+/* Reads every entry, given out or not (above). */
 static inline int64_t iv_sdict_len(iv_sdict_ref d)
 {
     int64_t n = 0;
