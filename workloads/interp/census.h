@@ -109,15 +109,10 @@ static IV_OBJ_TEXT void iv_census_take(const struct iv_ctx *cx, struct iv_census
                 iv_olist_ref l = (iv_olist_ref)iv_vref(x);
                 for (int64_t i = 0, n = iv_olist_len(l); i < n; i++)
                     iv_census_add(c, iv_olist_get(l, i), 1);
-            } else if (iv_vtype(x) == IV_T_QUEUE) {
-                iv_oqueue_ref q = (iv_oqueue_ref)iv_vref(x);
-                for (int64_t i = 0, n = iv_oqueue_len(q); i < n; i++)
-                    iv_census_add(c, iv_oqueue_at(q, i), 1);
-            } else if (iv_vtype(x) == IV_T_SDICT) {
-                iv_sdict_ref d = (iv_sdict_ref)iv_vref(x);
+            } else if (iv_vtype(x) >= IV_T_QUEUE) {   /* object.h */
                 iv_val e;
-                for (int64_t i = 0, n = iv_sdict_nent(d); i < n; i++)
-                    if (iv_sdict_at(d, i, &e))
+                for (int64_t i = 0, n = iv_declared_n(x); i < n; i++)
+                    if (iv_declared_at(x, i, &e))
                         iv_census_add(c, e, 1);
             } else {
                 iv_odict_ref d = (iv_odict_ref)iv_vref(x);

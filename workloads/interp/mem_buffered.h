@@ -190,15 +190,10 @@ static IV_OBJ_TEXT void iv_buf_drop_elements(struct iv_thread *th, iv_val w)
         iv_olist_ref l = (iv_olist_ref)iv_vref(w);
         for (int64_t i = 0, n = iv_olist_len(l); i < n; i++)
             iv_buf_add(th, iv_olist_get(l, i), -1);
-    } else if (iv_vtype(w) == IV_T_QUEUE) {
-        iv_oqueue_ref q = (iv_oqueue_ref)iv_vref(w);
-        for (int64_t i = 0, n = iv_oqueue_len(q); i < n; i++)
-            iv_buf_add(th, iv_oqueue_at(q, i), -1);
-    } else if (iv_vtype(w) == IV_T_SDICT) {
-        iv_sdict_ref d = (iv_sdict_ref)iv_vref(w);
+    } else if (iv_vtype(w) >= IV_T_QUEUE) {        /* object.h */
         iv_val e;
-        for (int64_t i = 0, n = iv_sdict_nent(d); i < n; i++)
-            if (iv_sdict_at(d, i, &e))
+        for (int64_t i = 0, n = iv_declared_n(w); i < n; i++)
+            if (iv_declared_at(w, i, &e))
                 iv_buf_add(th, e, -1);
     } else if (iv_vtype(w) == IV_T_DICT) {
         iv_odict_ref d = (iv_odict_ref)iv_vref(w);

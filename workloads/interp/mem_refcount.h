@@ -55,17 +55,10 @@ static IV_OBJ_TEXT SYNC_NOINLINE __attribute__((cold)) void
 iv_release_declared(const struct iv_ctx *cx, struct iv_thread *th, iv_val x,
                     int (*dec)(const struct iv_ctx *, struct iv_thread *, iv_val))
 {
-    if (iv_vtype(x) == IV_T_QUEUE) {
-        iv_oqueue_ref q = (iv_oqueue_ref)iv_vref(x);
-        for (int64_t i = 0, n = iv_oqueue_len(q); i < n; i++)
-            iv_release_push(cx, th, iv_oqueue_at(q, i), dec);
-    } else {
-        iv_sdict_ref d = (iv_sdict_ref)iv_vref(x);
-        iv_val e;
-        for (int64_t i = 0, n = iv_sdict_nent(d); i < n; i++)
-            if (iv_sdict_at(d, i, &e))
-                iv_release_push(cx, th, e, dec);
-    }
+    iv_val e;
+    for (int64_t i = 0, n = iv_declared_n(x); i < n; i++)
+        if (iv_declared_at(x, i, &e))
+            iv_release_push(cx, th, e, dec);
 }
 
 static inline __attribute__((always_inline)) void

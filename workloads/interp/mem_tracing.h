@@ -75,17 +75,12 @@ static IV_OBJ_TEXT void iv_mark_from(struct iv_markset *ms, struct iv_mem *m, iv
         int64_t n = 0;
         iv_olist_ref l = SYNC_NULL;
         iv_slots_ref s = SYNC_NULL;
-        iv_oqueue_ref q = SYNC_NULL;
-        iv_sdict_ref sd = SYNC_NULL;
+        bool declared = iv_vtype(x) >= IV_T_QUEUE;     /* object.h */
         if (iv_vtype(x) == IV_T_LIST) {
             l = (iv_olist_ref)iv_vref(x);
             n = iv_olist_len(l);
-        } else if (iv_vtype(x) == IV_T_QUEUE) {
-            q = (iv_oqueue_ref)iv_vref(x);
-            n = iv_oqueue_len(q);
-        } else if (iv_vtype(x) == IV_T_SDICT) {
-            sd = (iv_sdict_ref)iv_vref(x);
-            n = iv_sdict_nent(sd);
+        } else if (declared) {
+            n = iv_declared_n(x);
         } else if (iv_vtype(x) == IV_T_DICT) {
             iv_odict_ref d = (iv_odict_ref)iv_vref(x);
             SYNC_READ(d);
@@ -97,10 +92,8 @@ static IV_OBJ_TEXT void iv_mark_from(struct iv_markset *ms, struct iv_mem *m, iv
             iv_val e = 0;
             if (l != SYNC_NULL)
                 e = iv_olist_get(l, i);
-            else if (q != SYNC_NULL)
-                e = iv_oqueue_at(q, i);
-            else if (sd != SYNC_NULL)
-                iv_sdict_at(sd, i, &e);
+            else if (declared)
+                iv_declared_at(x, i, &e);
             else if (s->e[i].used)
                 e = (iv_val)s->e[i].val;
             if (iv_vtype(e) != IV_T_INT && iv_mark_add(ms, e)) {

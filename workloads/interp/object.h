@@ -45,6 +45,24 @@ static IV_OBJ_TEXT SYNC_NOINLINE void iv_free_all(const iv_val *v, size_t n)
     }
 }
 
+/* The values a declared queue or stmdict (a type from IV_T_QUEUE on) holds, for the
+ * walkers (census, collection, release, drop), which run while no slice does
+ * (queue.h's Q4): slots 0 .. iv_declared_n - 1, each holding a value or not. */
+static inline int64_t iv_declared_n(iv_val x)
+{
+    return iv_vtype(x) == IV_T_QUEUE ? iv_oqueue_len((iv_oqueue_ref)iv_vref(x))
+                                     : iv_sdict_nent((iv_sdict_ref)iv_vref(x));
+}
+
+static inline bool iv_declared_at(iv_val x, int64_t i, iv_val *w)
+{
+    if (iv_vtype(x) == IV_T_QUEUE) {
+        *w = iv_oqueue_at((iv_oqueue_ref)iv_vref(x), i);
+        return true;
+    }
+    return iv_sdict_at((iv_sdict_ref)iv_vref(x), i, w);
+}
+
 /* The truth of a queue (an object: queues are named only by QUEUE_*) or a stmdict: out
  * of line, so that iv_truth's switch stays the four cases of the common types. */
 static IV_OBJ_TEXT SYNC_NOINLINE bool iv_truth_declared(iv_val w)
