@@ -38,8 +38,11 @@
  *     A get moves it from a ring to the taken list; the end of the attempt moves it on
  *     (commit: to what the block made of it; abort: back to the ring, once).
  *  Q2 A ring changes only under its lock; `n` is stored under it (relaxed) and read
- *     without it only as a hint (a get that sees 0 and finds its own puts empty says
- *     "empty", as a get that ran a moment earlier would have).
+ *     without it only as a hint. A get that sees 0 and finds its own puts empty says
+ *     "empty", though a value may be out of the ring in an attempt that will abort and
+ *     give it back: no serial order explains that answer, nor the order of values an
+ *     aborted attempt gives back. The queue is a bag whose values are each taken
+ *     exactly once, as stmgc's is, not a linearizable FIFO.
  *  Q3 A value reaches a ring only after the transaction that put it committed, and a
  *     get that takes a value naming an object imports every committed entry before
  *     it touches the object, so it reads the object as its putter committed it.
