@@ -10,10 +10,13 @@
 # fail the run; and once natively with STM_PAGES=eager (every granule a segment's own).
 # With STM_DEBUG_BUILD=dir (make test sets it) the STM's protocol and stress tests also
 # run from that MODE=debug build, where the STM asserts its invariants (STM_ASSERT).
+# Each program's wall time follows its output ("--- name: S s"), and the ten slowest are
+# listed before the summary: where make test's (and CI's) minutes go.
 set -u
 build=${1:-build/release}
 passed=0 failed=0 bad_progs=()
-runs=()
+runs=() times=()
+now() { date +%s.%N; }
 for t in "$build"/tests/test_*; do
     # only programs whose source is still there (not one left over from a removed test)
     [ -x "$t" ] && [ -f "tests/$(basename "$t").c" ] && runs+=("$t")
@@ -29,6 +32,7 @@ if [ -n "$dbg" ] && [ "$dbg" != "$build" ]; then
 fi
 for t in "${runs[@]}"; do
     log=$(mktemp)
+    t0=$(now)
     case "$t" in
     eager:*)
         t=${t#eager:}
@@ -75,7 +79,10 @@ for t in "${runs[@]}"; do
         ;;
     esac
     rc=$?
+    secs=$(awk -v a="$t0" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }')
     cat "$log"
+    echo "--- $name: $secs s"
+    times+=("$secs	$name")
     p=$(grep -E '^\[  PASSED  \] [0-9]+ test' "$log" | awk '{s+=$4} END {print s+0}')
     f=$(grep -E '^\[  FAILED  \] [0-9]+ test' "$log" | awk '{s+=$4} END {print s+0}')
     passed=$((passed + p)); failed=$((failed + f))
@@ -84,6 +91,8 @@ for t in "${runs[@]}"; do
     fi
     rm -f "$log"
 done
+echo "slowest:"
+printf '%s\n' "${times[@]}" | sort -t '	' -k1,1 -rn | head -10 | awk -F '\t' '{ printf "  %7s s  %s\n", $1, $2 }'
 for b in "${bad_progs[@]+"${bad_progs[@]}"}"; do echo "program failed: $b"; done
 echo "tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
