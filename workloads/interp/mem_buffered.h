@@ -69,13 +69,77 @@ IV_MODE_FITS(struct iv_buffered_thread, IV_MODE_THREAD_BYTES);
 #define IV_BUFFERED(m) IV_MODE_STATE(struct iv_buffered_thread, (m))
 
 /* The context's: the epoch. */
+struct iv_cell_batch {
+    struct iv_cell_batch *next;
+    struct iv_count *c[1024];        /* IV_CELL_SLAB free cells, each marked DEAD */
+};
 struct iv_buffered_ctx {
     _Atomic uint64_t epoch;          /* moves when a limbo waits */
+    _Atomic int pool_lock;           /* guards pool: a spinlock, taken once a batch */
+    struct iv_cell_batch *_Atomic pool;  /* free cells handed over by threads with too
+                                          * many; changed only under pool_lock */
 };
 IV_MODE_FITS(struct iv_buffered_ctx, IV_MODE_CTX_BYTES);
 #define IV_BUFFERED_CTX(cx) IV_MODE_CTX(struct iv_buffered_ctx, (cx))
 
 #define IV_CELL_SLAB 1024
+#define IV_CELL_KEEP (4 * IV_CELL_SLAB)  /* free cells a thread keeps; the rest go to the pool */
+_Static_assert(sizeof ((struct iv_cell_batch *)0)->c == IV_CELL_SLAB * sizeof(struct iv_count *),
+               "a batch holds one slab's worth of cells");
+
+/* The shared pool of free cells (issue 44's memcheck finding: a reclaim puts a cell on
+ * the reclaiming thread's list, so when one thread frees more of the other's objects
+ * than the reverse, the other mallocs slabs for good and the first one's list grows).
+ * A thread whose list passes IV_CELL_KEEP after an apply hands a batch to the pool; a
+ * thread out of cells takes a batch before it mallocs a slab. Slabs stay their
+ * maker's (the teardown walks them), so a cell may serve any thread: it is DEAD while
+ * in a list or the pool, and the reclaim's epoch argument (DESIGN.md, I3) holds for
+ * whichever thread reuses it. The lock's acquire/release orders the giver's DEAD stores
+ * before the taker's reuse. */
+static inline IV_OBJ_TEXT void iv_pool_lock(struct iv_buffered_ctx *p)
+{
+    /* acquire: the previous holder's pool edits (and the cells' stores) before ours */
+    while (atomic_exchange_explicit(&p->pool_lock, 1, memory_order_acquire))
+        while (atomic_load_explicit(&p->pool_lock, memory_order_relaxed))
+            sched_yield();           /* more threads than cores: let the holder run */
+}
+static inline IV_OBJ_TEXT void iv_pool_unlock(struct iv_buffered_ctx *p)
+{
+    atomic_store_explicit(&p->pool_lock, 0, memory_order_release);   /* our edits first */
+}
+
+/* Hands free cells past IV_CELL_KEEP to the pool, a batch at a time (none taken). */
+static IV_OBJ_TEXT void iv_cells_give(const struct iv_ctx *cx, struct iv_buffered_thread *m)
+{
+    while (m->ctaken == 0 && m->ncfree > IV_CELL_KEEP + IV_CELL_SLAB) {
+        struct iv_cell_batch *b = malloc(sizeof *b);
+        if (!b)
+            return;                  /* keep them: a list that grows, not a failure */
+        m->ncfree -= IV_CELL_SLAB;
+        memcpy(b->c, m->cfree + m->ncfree, sizeof b->c);
+        struct iv_buffered_ctx *p = IV_BUFFERED_CTX((struct iv_ctx *)cx);
+        iv_pool_lock(p);
+        /* relaxed, both: under the lock; the unlocked peek below needs no order */
+        b->next = atomic_load_explicit(&p->pool, memory_order_relaxed);
+        atomic_store_explicit(&p->pool, b, memory_order_relaxed);
+        iv_pool_unlock(p);
+    }
+}
+
+/* A batch from the pool, or NULL when it is empty. */
+static IV_OBJ_TEXT struct iv_cell_batch *iv_cells_from_pool(const struct iv_ctx *cx)
+{
+    struct iv_buffered_ctx *p = IV_BUFFERED_CTX((struct iv_ctx *)cx);
+    /* relaxed peek: an empty pool costs no lock; a batch missed is taken next time */
+    if (!atomic_load_explicit(&p->pool, memory_order_relaxed))
+        return NULL;
+    iv_pool_lock(p);
+    struct iv_cell_batch *b = atomic_load_explicit(&p->pool, memory_order_relaxed);
+    if (b)
+        atomic_store_explicit(&p->pool, b->next, memory_order_relaxed);
+    iv_pool_unlock(p);
+    return b;
+}
 
 /* The count cell of w's object; NULL for a small int or an object of the program
  * (immortal here). A read of the object, never a write. */
@@ -142,8 +206,19 @@ static inline IV_OBJ_TEXT void iv_buf_add(struct iv_thread *th, iv_val w, int64_
 
 /* A free cell for an object born in the running block (taken for good only when the
  * block completes: iv_buf_after). */
-static IV_OBJ_TEXT struct iv_count *iv_cell_take(struct iv_buffered_thread *m)
+static IV_OBJ_TEXT struct iv_count *iv_cell_take(const struct iv_ctx *cx, struct iv_buffered_thread *m)
 {
+    if (m->ncfree == m->ctaken) {
+        struct iv_cell_batch *b = iv_cells_from_pool(cx);
+        if (b) {
+            /* below the taken ones, as a new slab's */
+            iv_vgrow((void **)&m->cfree, &m->capcfree, m->ncfree + IV_CELL_SLAB, sizeof *m->cfree);
+            memmove(m->cfree + IV_CELL_SLAB, m->cfree, m->ncfree * sizeof *m->cfree);
+            memcpy(m->cfree, b->c, sizeof b->c);
+            m->ncfree += IV_CELL_SLAB;
+            free(b);
+        }
+    }
     if (m->ncfree == m->ctaken) {
         /* new cells go below the taken ones: the top stays where it is */
         struct iv_count *slab = malloc(IV_CELL_SLAB * sizeof *slab);
@@ -267,6 +342,7 @@ static IV_OBJ_TEXT void iv_buf_apply(const struct iv_ctx *cx, struct iv_thread *
         m->cfree[m->ncfree++] = m->cret[i];
     }
     m->nret = 0;
+    iv_cells_give(cx, m);
     for (size_t i = 0; i < m->nd; i++) {
         size_t j = m->dused[i];
         /* relaxed: an increment needs no order; the holder keeps it alive. It lands
@@ -427,6 +503,8 @@ static inline IV_OBJ_TEXT void iv_buf_after(const struct iv_ctx *cx, struct iv_t
 static inline IV_OBJ_TEXT void iv_buffered_setup(struct iv_ctx *cx)
 {
     atomic_init(&IV_BUFFERED_CTX(cx)->epoch, 1);
+    atomic_init(&IV_BUFFERED_CTX(cx)->pool_lock, 0);
+    atomic_init(&IV_BUFFERED_CTX(cx)->pool, NULL);
     for (int t = 0; t < cx->nthreads; t++)
         /* 0 until the thread publishes its first epoch (thread_start): a thread that
          * has not started holds every limbo back, or a reclaim that read UINT64_MAX
@@ -443,7 +521,7 @@ static inline IV_OBJ_TEXT void iv_buffered_allocated(const struct iv_ctx *cx, st
                                          iv_oref o, iv_val w)
 {
     struct iv_buffered_thread *m = IV_BUFFERED(&th->mem);
-    struct iv_count *c = iv_cell_take(m);
+    struct iv_count *c = iv_cell_take(cx, m);
     c->obj = w;
     o->rcs = (int64_t)(uintptr_t)c;
     iv_vgrow((void **)&m->young, &m->capyoung, m->nyoung + 1, sizeof *m->young);
@@ -530,6 +608,13 @@ static IV_OBJ_TEXT void iv_buffered_teardown(struct iv_ctx *cx)
             iv_free_all(live, n);
         }
     }
+    struct iv_buffered_ctx *p = IV_BUFFERED_CTX(cx);
+    /* relaxed: no thread runs */
+    for (struct iv_cell_batch *b = atomic_load_explicit(&p->pool, memory_order_relaxed), *nx; b; b = nx) {
+        nx = b->next;
+        free(b);
+    }
+    atomic_store_explicit(&p->pool, NULL, memory_order_relaxed);
     for (int t = 0; t < cx->nthreads; t++) {
         struct iv_buffered_thread *m = IV_BUFFERED(&cx->th[t].mem);
         for (size_t s = 0; s < m->nslabs; s++)
