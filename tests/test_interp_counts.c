@@ -17,7 +17,11 @@
  *  - it reaches 0 for good: freed once, only after every running thread has passed a
  *    later epoch;
  *  - an object a block allocated and dropped is freed inside the block (no limbo);
- *  - a block that re-runs forgets the counts of its thrown-away run.
+ *  - a block that re-runs forgets the counts of its thrown-away run;
+ *  - one thread makes every object and the other frees them all (issue 44's
+ *    memcheck finding): the freer's spare cells go to the shared pool and the maker
+ *    takes them there, so neither one's cells grow with the run, and no cell is lost
+ *    or listed twice, a re-run's included.
  * And the inline cache of global names (loop_obj.h "Global names").
  */
 #define SYNC_RT seq
@@ -362,6 +366,10 @@ struct st_arg {
     struct world *w;
     struct iv_thread *th;
     unsigned seed;
+    int role;                           /* 0: every operation; 1: makes and pushes
+                                         * only; 2: reads, pops and drops only */
+    int64_t maxlen;                     /* L's length at most (pushes stop there) */
+    int blocks;
     struct st_held held[ST_HELD];
     int nheld;
 };
@@ -395,8 +403,12 @@ static unsigned st_ops(struct st_arg *a)
         int64_t len = iv_olist_len(a->w->list);
         /* weights: read 4, pop 2, push 3, drop 1, new 1, pop and drop 2; L stays short
          * (ST_LEN), so that the same objects go back and forth */
-        static const int op[13] = { 0, 0, 0, 0, 1, 1, 2, 2, 2, 3, 4, 5, 5 };
-        switch (op[rand_r(&a->seed) % 13]) {
+        static const int op[3][13] = {
+            { 0, 0, 0, 0, 1, 1, 2, 2, 2, 3, 4, 5, 5 },
+            { 4, 4, 4, 4, 4, 4, 2, 2, 2, 2, 2, 2, 2 },   /* the maker */
+            { 0, 0, 1, 1, 3, 3, 3, 5, 5, 5, 5, 5, 5 },   /* the freer */
+        };
+        switch (op[a->role][rand_r(&a->seed) % 13]) {
         case 0:                                   /* read L[i]: a copy, counted */
             if (len > 0 && a->nheld < ST_HELD) {
                 iv_val x = iv_olist_get(a->w->list, (int64_t)(rand_r(&a->seed) % (unsigned)len));
@@ -412,7 +424,7 @@ static unsigned st_ops(struct st_arg *a)
             }
             break;
         case 2:                                   /* push a held reference into L */
-            if (a->nheld > 0 && len < ST_LEN) {
+            if (a->nheld > 0 && len < a->maxlen) {
                 int i = (int)(rand_r(&a->seed) % (unsigned)a->nheld);
                 if (iv_olist_append(a->w->list, a->held[i].w) != 0)
                     atomic_fetch_add(&st_bad, 1);     /* not full: no assert here */
@@ -448,7 +460,7 @@ static void *st_thread(void *p)
 {
     struct st_arg *a = p;
     struct iv_thread *th = a->th;
-    for (int b = 0; b < ST_BLOCKS; b++) {
+    for (int b = 0; b < a->blocks; b++) {
         pthread_mutex_lock(&st_block);
         for (int i = 0; i < a->nheld; i++)
             st_check(&a->held[i], "block start");
@@ -491,14 +503,142 @@ static void *st_thread(void *p)
     return NULL;
 }
 
-static void st_run(int nthreads)
+/* The cells of the first nthreads threads' slabs, each found in exactly one place: a
+ * thread's free list (DEAD, none taken), the shared pool (DEAD), or a live object's
+ * header (not DEAD, naming it). Fails on a cell listed twice, a free one not DEAD or
+ * a listed cell of no slab. Returns the live cells. */
+static size_t check_cells(struct world *w, int nthreads)
+{
+    size_t nslabs = 0;
+    for (int t = 0; t < nthreads; t++)
+        nslabs += IV_BUFFERED(&w->cx->th[t].mem)->nslabs;
+    struct iv_count **slab = calloc(nslabs + 1, sizeof *slab);
+    unsigned char *seen = calloc(nslabs * IV_CELL_SLAB + 1, 1);
+    assert_non_null(slab);
+    assert_non_null(seen);
+    size_t k = 0;
+    for (int t = 0; t < nthreads; t++) {
+        struct iv_buffered_thread *m = IV_BUFFERED(&w->cx->th[t].mem);
+        for (size_t s = 0; s < m->nslabs; s++)
+            slab[k++] = m->slabs[s];
+    }
+#define CELL_LISTED(c)                                                                  \
+    do {                                                                                \
+        struct iv_count *c_ = (c);                                                      \
+        size_t s_ = 0;                                                                  \
+        while (s_ < nslabs && !(c_ >= slab[s_] && c_ < slab[s_] + IV_CELL_SLAB))        \
+            s_++;                                                                       \
+        if (s_ == nslabs)                                                               \
+            fail_msg("a free cell %p of no slab", (void *)c_);                         \
+        size_t at_ = s_ * IV_CELL_SLAB + (size_t)(c_ - slab[s_]);                       \
+        if (seen[at_]++)                                                                \
+            fail_msg("cell %p listed twice", (void *)c_);                              \
+        assert_int_equal(atomic_load(&c_->n), IV_CNT_DEAD);                             \
+    } while (0)
+    for (int t = 0; t < nthreads; t++) {
+        struct iv_buffered_thread *m = IV_BUFFERED(&w->cx->th[t].mem);
+        assert_int_equal(m->ctaken, 0);
+        for (size_t i = 0; i < m->ncfree; i++)
+            CELL_LISTED(m->cfree[i]);
+    }
+    for (struct iv_cell_batch *b = atomic_load(&IV_BUFFERED_CTX(w->cx)->pool); b; b = b->next)
+        for (size_t i = 0; i < IV_CELL_SLAB; i++)
+            CELL_LISTED(b->c[i]);
+#undef CELL_LISTED
+    size_t live = 0;
+    for (size_t s = 0; s < nslabs; s++)
+        for (size_t i = 0; i < IV_CELL_SLAB; i++)
+            if (!seen[s * IV_CELL_SLAB + i]) {
+                struct iv_count *c = &slab[s][i];
+                assert_false(atomic_load(&c->n) & IV_CNT_DEAD);
+                assert_true(iv_count_of(c->obj) == c);
+                live++;
+            }
+    free(slab);
+    free(seen);
+    return live;
+}
+
+static size_t pool_batches(struct world *w)
+{
+    size_t n = 0;
+    for (struct iv_cell_batch *b = atomic_load(&IV_BUFFERED_CTX(w->cx)->pool); b; b = b->next)
+        n++;
+    return n;
+}
+
+/* Issue 44's memcheck finding, stepped: A's blocks make every object (600 boxes into
+ * L), B's pop and drop them all, and B's reclaims free them, so A's cells land on
+ * B's free list. B keeps at most IV_CELL_KEEP and a batch; the rest goes to the pool,
+ * and A takes from there before it mallocs: A stops making slabs. Every round also
+ * checks that each cell is in one place only; some of A's blocks take their cells
+ * (from the pool) in a run that is thrown away, and the cells are free again. */
+static void test_one_sided_frees_share_cells(void **state)
+{
+    (void)state;
+    struct world w = setup_world();
+    struct iv_buffered_thread *ma = IV_BUFFERED(&w.a->mem), *mb = IV_BUFFERED(&w.b->mem);
+    size_t slabs_at_half = 0, most_in_pool = 0;
+    int rounds = 48, per = 600;                    /* not a batch's divisor: takes mid-block */
+    for (int r = 0; r < rounds; r++) {
+        iv_buf_begin(ma);
+        if (r >= 16 && r % 8 == 5) {                /* a run that aborts */
+            iv_val x[600];
+            for (int i = 0; i < per; i++) {
+                x[i] = iv_new_box(IV_MEM_BUFFERED, w.cx, w.a, 200000 + i);
+                assert_int_equal(iv_olist_append(w.list, x[i]), 0);
+            }
+            for (int i = 0; i < per; i++)           /* the rollback, by hand */
+                iv_olist_pop(w.list);
+            for (int i = 0; i < per; i++)
+                SYNC_FREE(iv_vref(x[i]));
+            w.a->mem.allocs -= (uint64_t)per;
+            iv_buf_begin(ma);                      /* the re-run */
+        }
+        for (int i = 0; i < per; i++)
+            assert_int_equal(iv_olist_append(w.list, iv_new_box(IV_MEM_BUFFERED, w.cx, w.a, 100000 + i)), 0);
+        iv_buf_settle(w.a, vm_of(w.a));
+        iv_buf_apply(w.cx, w.a);
+        assert_int_equal(check_cells(&w, 2), (size_t)per);
+
+        iv_buf_begin(mb);
+        while (iv_olist_len(w.list) > 0)
+            iv_buffered_decref(w.cx, w.b, vm_of(w.b), iv_olist_pop(w.list));
+        iv_buf_apply(w.cx, w.b);
+        assert_int_equal(mb->nlimbo, (size_t)per);
+        pass_epochs(&w, 3);
+        assert_int_equal(ma->nlimbo + mb->nlimbo, 0);
+        assert_int_equal(w.b->mem.gc_freed, (uint64_t)(r + 1) * (uint64_t)per);
+
+        assert_int_equal(check_cells(&w, 2), 0);
+        assert_true(mb->ncfree <= IV_CELL_KEEP + IV_CELL_SLAB);
+        assert_int_equal(mb->nslabs, 0);
+        size_t pooled = pool_batches(&w);
+        most_in_pool = pooled > most_in_pool ? pooled : most_in_pool;
+        if (r == rounds / 2 - 1)
+            slabs_at_half = ma->nslabs;
+    }
+    assert_true(most_in_pool > 0);
+    /* A's slabs: what B keeps, one batch and A's one round; none after the first half */
+    assert_int_equal(ma->nslabs, slabs_at_half);
+    assert_true(ma->nslabs <= (IV_CELL_KEEP + 2 * IV_CELL_SLAB) / IV_CELL_SLAB + 1);
+    assert_int_equal(w.a->mem.allocs, (uint64_t)rounds * (uint64_t)per);
+    iv_teardown(w.cx);
+}
+
+/* nthreads threads; one_sided: thread 0 only makes objects and pushes them, the
+ * others only read, pop and drop (the frees are all theirs: issue 44's memcheck). */
+static void st_run(int nthreads, bool one_sided)
 {
     struct world w = setup_world_n(nthreads);
     struct st_arg args[ST_THREADS];
     pthread_t tids[ST_THREADS];
     atomic_store(&st_bad, 0);
     for (int t = 0; t < nthreads; t++) {
-        args[t] = (struct st_arg){ .w = &w, .th = &w.cx->th[t], .seed = 4400u + (unsigned)t };
+        args[t] = (struct st_arg){ .w = &w, .th = &w.cx->th[t], .seed = 4400u + (unsigned)t,
+                                   .role = one_sided ? (t == 0 ? 1 : 2) : 0,
+                                   .maxlen = one_sided ? 64 : ST_LEN,
+                                   .blocks = one_sided ? 4 * ST_BLOCKS : ST_BLOCKS };
         assert_int_equal(pthread_create(&tids[t], NULL, st_thread, &args[t]), 0);
     }
     for (int t = 0; t < nthreads; t++)
@@ -538,14 +678,40 @@ static void st_run(int nthreads)
         assert_true(iv_count_of(x)->obj == x);
     }
     assert_int_equal(alive, distinct);
+    /* every cell in one place, the live ones L's objects */
+    assert_int_equal(check_cells(&w, nthreads), distinct);
+    if (one_sided) {
+        /* The maker's slabs are bounded by what the freers may keep (IV_CELL_KEEP and
+         * the batch on top, each), the pool, L and the held references, not by the
+         * objects made. A freer makes no slab: it reads, pops and drops only. */
+        size_t made = IV_BUFFERED(&w.cx->th[0].mem)->nslabs;
+        size_t bound = (size_t)(nthreads - 1) * (IV_CELL_KEEP + 2 * IV_CELL_SLAB) / IV_CELL_SLAB + 2;
+        uint64_t objects = w.cx->th[0].mem.allocs;
+        fprintf(stderr, "one-sided, %d threads: %zu slabs for %llu objects (bound %zu)\n", nthreads, made,
+                (unsigned long long)objects, bound);
+        if (made > bound || objects < 2 * bound * IV_CELL_SLAB)   /* without the pool: >= 2x */
+            fail_msg("one-sided, %d threads: the maker made %zu slabs for %llu objects "
+                     "(bound %zu; %zu batches in the pool)", nthreads, made,
+                     (unsigned long long)objects, bound, pool_batches(&w));
+        for (int t = 1; t < nthreads; t++)
+            assert_int_equal(IV_BUFFERED(&w.cx->th[t].mem)->nslabs, 0);
+    }
     iv_teardown(w.cx);
 }
 
 static void test_stress_threads(void **state)
 {
     (void)state;
-    st_run(2);
-    st_run(4);
+    st_run(2, false);
+    st_run(4, false);
+}
+
+/* The one-sided stress: threads as above, the maker alone, the frees the others'. */
+static void test_stress_one_sided(void **state)
+{
+    (void)state;
+    st_run(2, true);
+    st_run(4, true);
 }
 
 /* A thread that has not started yet holds every limbo back: its first block may
@@ -743,6 +909,8 @@ int main(void)
         cmocka_unit_test(test_increment_lands_on_undone_dead),
         cmocka_unit_test(test_count_below_zero_comes_back),
         cmocka_unit_test(test_stress_threads),
+        cmocka_unit_test(test_stress_one_sided),
+        cmocka_unit_test(test_one_sided_frees_share_cells),
         cmocka_unit_test(test_finished_thread_does_not_hold),
         cmocka_unit_test(test_unstarted_thread_holds),
         cmocka_unit_test(test_dead_at_end_freed_in_block),

@@ -21,7 +21,10 @@
  * Invariants (DESIGN.md's section numbers them and argues them): the deltas of a block
  * are applied only after it completed, increments before decrements; a cell enters a
  * limbo once (IV_CNT_LIMBO); the limbo is in tag order; a thread's `seen` only grows
- * while it runs and is UINT64_MAX while it does not. Memory orders: at each atomic.
+ * while it runs and is UINT64_MAX while it does not; a free cell is DEAD and in one
+ * place, a thread's free list or a batch of the shared pool (I7: a thread with too
+ * many hands batches over, one out of cells takes one before it mallocs a slab).
+ * Memory orders: at each atomic.
  */
 #ifndef IV_MEM_BUFFERED_H
 #define IV_MEM_BUFFERED_H
