@@ -571,8 +571,9 @@ static size_t pool_batches(struct world *w)
  * L), B's pop and drop them all, and B's reclaims free them, so A's cells land on
  * B's free list. B keeps at most IV_CELL_KEEP and a batch; the rest goes to the pool,
  * and A takes from there before it mallocs: A stops making slabs. Every round also
- * checks that each cell is in one place only; some of A's blocks take their cells
- * (from the pool) in a run that is thrown away, and the cells are free again. */
+ * checks that each cell is in one place only; some of A's blocks take 1,000 cells
+ * (from the pool) in a run that is thrown away and 600 in its re-run, and the 400
+ * left over are free again (I4). */
 static void test_one_sided_frees_share_cells(void **state)
 {
     (void)state;
@@ -582,18 +583,19 @@ static void test_one_sided_frees_share_cells(void **state)
     int rounds = 48, per = 600;                    /* not a batch's divisor: takes mid-block */
     for (int r = 0; r < rounds; r++) {
         iv_buf_begin(ma);
-        if (r >= 16 && r % 8 == 5) {                /* a run that aborts */
-            iv_val x[600];
-            for (int i = 0; i < per; i++) {
+        if (r >= 16 && r % 8 == 5) {                /* a run that aborts, with more */
+            enum { MORE = 1000 };                   /* cells than its re-run takes */
+            iv_val x[MORE];
+            for (int i = 0; i < MORE; i++) {
                 x[i] = iv_new_box(IV_MEM_BUFFERED, w.cx, w.a, 200000 + i);
                 assert_int_equal(iv_olist_append(w.list, x[i]), 0);
             }
-            for (int i = 0; i < per; i++)           /* the rollback, by hand */
+            for (int i = 0; i < MORE; i++)          /* the rollback, by hand */
                 iv_olist_pop(w.list);
-            for (int i = 0; i < per; i++)
+            for (int i = 0; i < MORE; i++)
                 SYNC_FREE(iv_vref(x[i]));
-            w.a->mem.allocs -= (uint64_t)per;
-            iv_buf_begin(ma);                      /* the re-run */
+            w.a->mem.allocs -= MORE;
+            iv_buf_begin(ma);                      /* the re-run: its 400 left over are free */
         }
         for (int i = 0; i < per; i++)
             assert_int_equal(iv_olist_append(w.list, iv_new_box(IV_MEM_BUFFERED, w.cx, w.a, 100000 + i)), 0);
@@ -623,6 +625,77 @@ static void test_one_sided_frees_share_cells(void **state)
     assert_int_equal(ma->nslabs, slabs_at_half);
     assert_true(ma->nslabs <= (IV_CELL_KEEP + 2 * IV_CELL_SLAB) / IV_CELL_SLAB + 1);
     assert_int_equal(w.a->mem.allocs, (uint64_t)rounds * (uint64_t)per);
+    iv_teardown(w.cx);
+}
+
+/* The pool's lock, raced: 4 threads with 7 slabs' worth of free cells each, each
+ * taking a batch from the pool onto its list and handing its spare cells back, 100,000
+ * times, with no other lock (in the tests above blocks run one at a time). Then every
+ * cell is in one place: a batch pushed twice, lost, or popped by two threads at once
+ * shows as a cell listed twice or missing. */
+#define POOL_THREADS 4
+#define POOL_ROUNDS 100000
+struct pool_arg {
+    struct world *w;
+    struct iv_thread *th;
+    unsigned long takes;
+};
+static void *pool_thread(void *p)
+{
+    struct pool_arg *a = p;
+    struct iv_buffered_thread *m = IV_BUFFERED(&a->th->mem);
+    for (int r = 0; r < POOL_ROUNDS; r++) {
+        struct iv_cell_batch *b = iv_cells_from_pool(a->w->cx);
+        if (b) {
+            iv_vgrow((void **)&m->cfree, &m->capcfree, m->ncfree + IV_CELL_SLAB, sizeof *m->cfree);
+            memcpy(m->cfree + m->ncfree, b->c, sizeof b->c);
+            m->ncfree += IV_CELL_SLAB;
+            free(b);
+            a->takes++;
+        }
+        iv_cells_give(a->w->cx, m);
+    }
+    return NULL;
+}
+static void test_pool_lock_raced(void **state)
+{
+    (void)state;
+    struct world w = setup_world_n(POOL_THREADS);
+    for (int t = 0; t < POOL_THREADS; t++) {          /* 7 slabs each, all free */
+        struct iv_buffered_thread *m = IV_BUFFERED(&w.cx->th[t].mem);
+        iv_buf_begin(m);
+        for (int i = 0; i < 7 * IV_CELL_SLAB; i++)
+            iv_cell_take(w.cx, m);
+        iv_buf_begin(m);                              /* thrown away: free again */
+        assert_int_equal(m->nslabs, 7);
+    }
+    struct pool_arg args[POOL_THREADS];
+    pthread_t tids[POOL_THREADS];
+    for (int t = 0; t < POOL_THREADS; t++) {
+        args[t] = (struct pool_arg){ .w = &w, .th = &w.cx->th[t] };
+        assert_int_equal(pthread_create(&tids[t], NULL, pool_thread, &args[t]), 0);
+    }
+    /* A batch popped twice is freed twice, and the allocator can then spin for good:
+     * a liveness guard (the runs take a second or two), not a speed goal. */
+    for (int t = 0; t < POOL_THREADS; t++) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 60;
+        if (pthread_timedjoin_np(tids[t], NULL, &until) != 0) {
+            fprintf(stderr, "test_pool_lock_raced: thread %d still running after 60 s "
+                            "(the pool's lists are broken)\n", t);
+            _exit(1);
+        }
+    }
+    unsigned long takes = 0;
+    for (int t = 0; t < POOL_THREADS; t++)
+        takes += args[t].takes;
+    assert_true(takes >= POOL_ROUNDS);                /* the pool was in use */
+    assert_int_equal(check_cells(&w, POOL_THREADS), 0);
+    size_t cells = 0;
+    for (int t = 0; t < POOL_THREADS; t++)
+        cells += IV_BUFFERED(&w.cx->th[t].mem)->ncfree;
+    assert_int_equal(cells + pool_batches(&w) * IV_CELL_SLAB, (size_t)POOL_THREADS * 7 * IV_CELL_SLAB);
     iv_teardown(w.cx);
 }
 
@@ -911,6 +984,7 @@ int main(void)
         cmocka_unit_test(test_stress_threads),
         cmocka_unit_test(test_stress_one_sided),
         cmocka_unit_test(test_one_sided_frees_share_cells),
+        cmocka_unit_test(test_pool_lock_raced),
         cmocka_unit_test(test_finished_thread_does_not_hold),
         cmocka_unit_test(test_unstarted_thread_holds),
         cmocka_unit_test(test_dead_at_end_freed_in_block),

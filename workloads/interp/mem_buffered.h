@@ -208,7 +208,13 @@ static inline IV_OBJ_TEXT void iv_buf_add(struct iv_thread *th, iv_val w, int64_
 }
 
 /* A free cell for an object born in the running block (taken for good only when the
- * block completes: iv_buf_after). */
+ * block completes: iv_buf_after). It runs inside the block: under stm a re-run keeps
+ * what the thread's lists gained (plain memory, not rolled back; I4 marks the cells
+ * free again); under htm the hardware rolls back the pool's pop with the rest; under
+ * itm gcc makes the block irrevocable before the pop (the atomics are not
+ * transaction-safe), so no restart follows it. Were this function made
+ * transaction-safe, a restart would roll back the list's edits but not the pop, and
+ * lose a batch. */
 static IV_OBJ_TEXT struct iv_count *iv_cell_take(const struct iv_ctx *cx, struct iv_buffered_thread *m)
 {
     if (m->ncfree == m->ctaken) {
@@ -345,7 +351,6 @@ static IV_OBJ_TEXT void iv_buf_apply(const struct iv_ctx *cx, struct iv_thread *
         m->cfree[m->ncfree++] = m->cret[i];
     }
     m->nret = 0;
-    iv_cells_give(cx, m);
     for (size_t i = 0; i < m->nd; i++) {
         size_t j = m->dused[i];
         /* relaxed: an increment needs no order; the holder keeps it alive. It lands
@@ -386,6 +391,10 @@ static IV_OBJ_TEXT void iv_buf_apply(const struct iv_ctx *cx, struct iv_thread *
         if (m->young[i] && atomic_load_explicit(&iv_count_of(m->young[i])->n,
                                                 memory_order_acquire) == 0)
             iv_count_zero(cx, m, iv_count_of(m->young[i]));
+    /* Spare cells to the pool after this thread's deltas are applied, not before: a
+     * stray delta on a cell it freed (none, by I1-I3) would then land before another
+     * thread could take the cell, as when the thread reuses its own. */
+    iv_cells_give(cx, m);
     iv_buf_begin(m);
     /* release: every delta above before the epoch it publishes (the reclaimers'
      * acquire loads of `seen`); acquire: pairs with the epoch's increments */
