@@ -23,8 +23,13 @@
 # INSTR_RUNTIMES / INSTR_WORKLOADS (default: all that `stmbench --list` prints),
 # INSTR_ARGS (more harness arguments, e.g. workload knobs), INSTR_CACHE_SIM (1: cache
 # simulation), INSTR_CACHE_DIR (a folder where each configuration's result is kept,
-# keyed by the binary's sha256, valgrind's version and the arguments: the counts are
-# deterministic, so an unchanged binary is not counted twice; scripts/regress-run.sh).
+# keyed by the sha256 of the binary's code and data, valgrind's version, this CPU's
+# caches (what --cache-sim models) and the arguments: the counts are deterministic, so
+# an unchanged binary is not counted twice; scripts/regress-run.sh), INSTR_CACHE_ALSO
+# (a second folder that each configuration's result, counted or found, is copied to:
+# how results/baseline/counts-cache is refreshed, docs/regress.md). The binary's hash
+# leaves out its debug sections and build id, which name the folder it was built in:
+# two clones of one revision built by one compiler give one key.
 # Exit status: 0 ok; 1 a configuration failed under valgrind (the others are written);
 # 2 bad usage; 3 valgrind or the harness missing.
 set -u
@@ -46,10 +51,22 @@ SIM=${INSTR_CACHE_SIM:-0}
 CACHE=${INSTR_CACHE_DIR:-}
 cgopts=(--dump-instr=no)
 [ "$SIM" = 1 ] && cgopts+=(--cache-sim=yes)
-binsum=
+ALSO=${INSTR_CACHE_ALSO:-}
+binsum= machine=
 if [ -n "$CACHE" ]; then
     mkdir -p "$CACHE" || die 3 "cannot create '$CACHE'"
-    binsum=$(sha256sum "$BIN" | cut -c1-64) || die 3 "cannot read '$BIN'"
+    [ -z "$ALSO" ] || mkdir -p "$ALSO" || die 3 "cannot create '$ALSO'"
+    # the code and data only: objcopy drops what differs between two builds of one
+    # tree in two folders (DWARF paths, the build id); the whole file without objcopy
+    code=$(mktemp) || die 3 "mktemp failed"
+    if objcopy --strip-debug --remove-section=.note.gnu.build-id "$BIN" "$code" 2>/dev/null; then
+        binsum=code:$(sha256sum "$code" | cut -c1-64)
+    else
+        binsum=$(sha256sum "$BIN" | cut -c1-64) || die 3 "cannot read '$BIN'"
+    fi
+    rm -f "$code"
+    # what callgrind's cache simulation takes from this CPU
+    machine=$(grep -m1 '^model name' /proc/cpuinfo 2>/dev/null; getconf -a 2>/dev/null | grep CACHE)
 fi
 
 tmp=$(mktemp -d) || die 3 "mktemp failed"
@@ -91,10 +108,11 @@ for wl in $WORKLOADS; do
         t0=$(date +%s)
         key=
         if [ -n "$CACHE" ]; then
-            key=$(printf '%s\n' "$binsum" "$(valgrind --version)" "$SIM" "$NW" "$rt" "$wl" "${extra[*]}" |
-                  sha256sum | cut -c1-32)
+            key=$(printf '%s\n' "$binsum" "$(valgrind --version)" "$SIM" "$NW" "$rt" "$wl" "${extra[*]}" \
+                  "$machine" | sha256sum | cut -c1-32)
             if [ -s "$CACHE/$key" ]; then
                 cat "$CACHE/$key" >>"$out.tmp"
+                [ -z "$ALSO" ] || cp "$CACHE/$key" "$ALSO/$key"
                 echo "instr-count: $rt $wl: the same binary was counted before (cached)"
                 continue
             fi
@@ -135,7 +153,10 @@ for wl in $WORKLOADS; do
                        (d["Ir"] + 10 * l1 + 100 * ll) / n }')
         fi
         echo "$line" >>"$out.tmp"
-        [ -n "$key" ] && echo "$line" >"$CACHE/$key"
+        if [ -n "$key" ]; then
+            echo "$line" >"$CACHE/$key"
+            [ -z "$ALSO" ] || echo "$line" >"$ALSO/$key"
+        fi
         printf 'instr-count: %-6s %-8s %10s instructions/op  (%ds)\n' "$rt" "$wl" "$per" $(( $(date +%s) - t0 ))
     done
 done

@@ -20,7 +20,9 @@
 #     at N threads (N = the cores hwloc sees; seq at 1 thread only).
 #  4. Counts under callgrind with cache simulation (scripts/instr-count.sh --cache-sim):
 #     instructions, L1 and LL misses and estimated cycles per operation at 1 thread,
-#     deterministic; cached per binary in $BUILD/regress/counts/.
+#     deterministic; cached per binary in $BUILD/regress/counts/, which starts with the
+#     baseline's committed counts ($REGRESS_BASELINE/counts-cache/: used only where A's
+#     code, valgrind and this CPU's caches are those they were counted with).
 #  5. scripts/stmbench ab: the verdict per figure (ratio B/A with its confidence
 #     interval, widened by the spread the layouts show; each side's layout spread),
 #     a markdown table (printed, and verdict.md), verdict.csv, layouts.csv and plots.
@@ -43,6 +45,8 @@
 #   REGRESS_THREADS   thread counts (default "1 N")
 #   REGRESS_SEED      seed of repeat 1 (1)
 #   REGRESS_COUNTS    0: no callgrind counts
+#   REGRESS_SAVE_COUNTS  a folder that side A's counts are also written to (with
+#                     results/baseline/counts-cache: refresh the committed cache)
 #   REGRESS_REV       compare with this revision instead of the baseline's
 #   REGRESS_OUT       output directory (default $BUILD/regress/last, replaced each run)
 #   REGRESS_HISTORY   append the verdict to this CSV file
@@ -327,10 +331,19 @@ if [ "${REGRESS_COUNTS:-1}" != 0 ]; then
         rts=("${rts[@]/htm}")
     fi
     t0=$(date +%s)
+    # The baseline's counts, as committed: a key names A's code, valgrind's version and
+    # this CPU's caches, so a clone built by another compiler or run on another CPU
+    # finds none of them and counts A itself.
+    if [ -d "$BASE/counts-cache" ] && mkdir -p "$BUILD/regress/counts"; then
+        for f in "$BASE/counts-cache"/*; do
+            [ -f "$f" ] && [ ! -e "$BUILD/regress/counts/${f##*/}" ] && cp "$f" "$BUILD/regress/counts/"
+        done
+    fi
     for side in A B; do
         bin=$A_BIN; [ $side = B ] && bin=$B_BIN
+        also=; [ $side = A ] && also=${REGRESS_SAVE_COUNTS:-}
         INSTR_RUNTIMES="${rts[*]}" INSTR_WORKLOADS="${WORKLOADS[*]}" INSTR_CACHE_SIM=1 \
-        INSTR_CACHE_DIR=$BUILD/regress/counts STMBENCH=$bin \
+        INSTR_CACHE_DIR=$BUILD/regress/counts INSTR_CACHE_ALSO=$also STMBENCH=$bin \
             scripts/instr-count.sh "$OUT/counts-$side.csv" >>"$OUT/counts.log" 2>&1
         rc=$?
         if [ $rc -gt 1 ]; then
@@ -341,7 +354,8 @@ if [ "${REGRESS_COUNTS:-1}" != 0 ]; then
         [ $rc -eq 1 ] && echo "regress: some configurations failed under callgrind on side $side (see $OUT/counts.log)"
         counts+=(--counts-$side "$OUT/counts-$side.csv")
     done
-    [ ${#counts[@]} -eq 4 ] && echo "regress: callgrind counts (cache simulation) done in $(( $(date +%s) - t0 )) s"
+    [ ${#counts[@]} -eq 4 ] && echo "regress: callgrind counts (cache simulation) done in $(( $(date +%s) - t0 )) s" \
+        "($(grep -c '(cached)$' "$OUT/counts.log") configurations found counted before)"
 fi
 
 # ------------------------------------------------------------------ verdict
