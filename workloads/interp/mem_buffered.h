@@ -207,6 +207,16 @@ static inline IV_OBJ_TEXT void iv_buf_add(struct iv_thread *th, iv_val w, int64_
         *iv_delta(IV_BUFFERED(&th->mem), c) += d;
 }
 
+/* Room for IV_CELL_SLAB more free cells (a batch's or a new slab's), below the ones
+ * the running block took: the top, where it takes from, stays where it is. */
+static IV_OBJ_TEXT struct iv_count **iv_cells_room(struct iv_buffered_thread *m)
+{
+    iv_vgrow((void **)&m->cfree, &m->capcfree, m->ncfree + IV_CELL_SLAB, sizeof *m->cfree);
+    memmove(m->cfree + IV_CELL_SLAB, m->cfree, m->ncfree * sizeof *m->cfree);
+    m->ncfree += IV_CELL_SLAB;
+    return m->cfree;
+}
+
 /* A free cell for an object born in the running block (taken for good only when the
  * block completes: iv_buf_after). It runs inside the block: under stm a re-run keeps
  * what the thread's lists gained (plain memory, not rolled back; I4 marks the cells
@@ -220,29 +230,22 @@ static IV_OBJ_TEXT struct iv_count *iv_cell_take(const struct iv_ctx *cx, struct
     if (m->ncfree == m->ctaken) {
         struct iv_cell_batch *b = iv_cells_from_pool(cx);
         if (b) {
-            /* below the taken ones, as a new slab's */
-            iv_vgrow((void **)&m->cfree, &m->capcfree, m->ncfree + IV_CELL_SLAB, sizeof *m->cfree);
-            memmove(m->cfree + IV_CELL_SLAB, m->cfree, m->ncfree * sizeof *m->cfree);
-            memcpy(m->cfree, b->c, sizeof b->c);
-            m->ncfree += IV_CELL_SLAB;
+            memcpy(iv_cells_room(m), b->c, sizeof b->c);
             free(b);
         }
     }
     if (m->ncfree == m->ctaken) {
-        /* new cells go below the taken ones: the top stays where it is */
         struct iv_count *slab = malloc(IV_CELL_SLAB * sizeof *slab);
         iv_vgrow((void **)&m->slabs, &(size_t){ m->nslabs }, m->nslabs + 1, sizeof *m->slabs);
-        iv_vgrow((void **)&m->cfree, &m->capcfree, m->ncfree + IV_CELL_SLAB, sizeof *m->cfree);
         if (!slab)
             sync_out_of_resources("interp: out of memory for count cells");
         m->slabs[m->nslabs++] = slab;
-        memmove(m->cfree + IV_CELL_SLAB, m->cfree, m->ncfree * sizeof *m->cfree);
+        struct iv_count **room = iv_cells_room(m);
         for (size_t i = 0; i < IV_CELL_SLAB; i++) {
             /* relaxed: the slab is this thread's until a cell is taken */
             atomic_init(&slab[i].n, IV_CNT_DEAD);     /* free: the teardown's test */
-            m->cfree[i] = &slab[i];
+            room[i] = &slab[i];
         }
-        m->ncfree += IV_CELL_SLAB;
     }
     struct iv_count *c = m->cfree[m->ncfree - 1 - m->ctaken++];
     /* relaxed: nobody else knows the cell until the block that made the object ends */
